@@ -1,0 +1,163 @@
+# agentd: kernel-enforced supervisor for AI agents.
+#   make            build everything into build/
+#   make check      install what is missing, build, run every test tier (unit, host, VM)
+#   make demo       the first enforced rule, live in a VM with BPF LSM
+#   make bench      benchmarks (docs/PERFORMANCE.md)
+#   make deps       install the Debian/Ubuntu packages needed to build, test and run
+#   make format / make lint
+# V=1 shows every command.
+
+OUT := build
+CLANG ?= clang
+CC ?= cc
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+# Packages needed to build, test and run; `make deps` installs what is missing.
+DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
+	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
+	libclang-rt-14-dev iproute2 util-linux
+
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+	-I include -I bpf -I /usr/include/$(MULTIARCH)
+CFLAGS := -g -O2 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include -I userspace/lib \
+	-I $(OUT)
+SAN_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+LDLIBS := -lbpf -lelf -lz -ljansson
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+LIB_SRCS := $(wildcard userspace/lib/*.c)
+LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/lib/%.o,$(LIB_SRCS))
+SAN_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/san/lib/%.o,$(LIB_SRCS))
+HDRS := $(wildcard include/agentd/*.h userspace/lib/*.h)
+HARNESS := selftests/harness.c selftests/harness.h selftests/testlib.c selftests/testlib.h
+
+PROGS := $(OUT)/agentd $(OUT)/agentctl
+TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
+	$(OUT)/selftests/bench_open
+
+.PHONY: all
+all: $(PROGS) $(TESTS)
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/agentd/*.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUT)/lib/%.o: userspace/lib/%.c $(HDRS) $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUT)/san/lib/%.o: userspace/lib/%.c $(HDRS) $(SKELS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
+
+$(OUT)/libagentd.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(OUT)/agentd: $(wildcard userspace/agentd/*.c) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/agentctl: $(wildcard userspace/agentctl/*.c) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+# Unit tier: the library's logic under ASan+UBSan, no root.
+$(OUT)/selftests/test_unit: $(wildcard selftests/unit/*.c) $(HARNESS) $(SAN_LIB_OBJS) $(HDRS)
+	$(call msg,CCLD-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -I selftests $(filter %.c,$^) $(SAN_LIB_OBJS) $(LDLIBS) -o $@
+
+$(OUT)/selftests/test_host: $(wildcard selftests/host/*.c) $(HARNESS) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/selftests/test_kernel: $(wildcard selftests/kernel/*.c) $(HARNESS) $(OUT)/libagentd.a \
+		$(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/selftests/bench_open: $(wildcard selftests/bench/*.c) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+# Installs only what is missing; needs root for that (and only for that).
+.PHONY: deps
+deps:
+	$(Q)missing=$$(for p in $(DEPS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' \
+			|| echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \
+	echo "deps: installing:" $$missing; \
+	if [ "$$(id -u)" != 0 ]; then echo "deps: need root to install: $$missing" >&2; exit 1; fi; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -q && apt-get install -y -q --no-install-recommends $$missing
+
+.PHONY: check check-unit check-host check-vm
+# deps first, then a fresh make: the build's variables depend on the tools deps installs.
+check: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)selftests/run.sh all
+
+check-unit: all
+	$(Q)selftests/run.sh unit
+
+check-host: all
+	$(Q)selftests/run.sh host
+
+# VM_KERNELS picks kernels (6.1, 6.12); VM_TEST_ARGS are passed to the tests in the guest.
+check-vm: all
+	$(Q)selftests/run.sh vm
+
+.PHONY: bench demo
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)selftests/vm/vm.sh bench
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)selftests/demo.sh
+
+FORMAT_SRCS := $(wildcard bpf/*.[ch] include/agentd/*.h userspace/*/*.[ch] selftests/*.[ch] \
+	selftests/*/*.[ch])
+
+.PHONY: format lint
+format:
+	$(Q)clang-format -i $(FORMAT_SRCS)
+
+lint:
+	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--inline-suppr --std=c11 -D_GNU_SOURCE -I include -I userspace/lib \
+		userspace selftests/unit selftests/harness.c
+
+.PHONY: clean
+clean:
+	$(Q)rm -rf $(OUT)

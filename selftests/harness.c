@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "harness.h"
+
+#define EXIT_SKIP 77
+#define DEADLINE_S 60
+#define MAX_DEFER 32
+#define MAX_OPTS 16
+
+static struct test *tests, **tests_tail = &tests;
+static int result_fd = -1;
+static struct {
+	void (*fn)(void *);
+	void *arg;
+} defers[MAX_DEFER];
+static int ndefers;
+static const char *opts[MAX_OPTS];
+static int nopts;
+static char bin_dir[PATH_MAX];
+
+void harness_register(struct test *t)
+{
+	*tests_tail = t;
+	tests_tail = &t->next;
+}
+
+void test_defer(void (*fn)(void *), void *arg)
+{
+	if (ndefers == MAX_DEFER)
+		FAIL("more than %d deferred cleanups", MAX_DEFER);
+	defers[ndefers].fn = fn;
+	defers[ndefers].arg = arg;
+	ndefers++;
+}
+
+static void run_defers(void)
+{
+	while (ndefers > 0) {
+		ndefers--;
+		defers[ndefers].fn(defers[ndefers].arg);
+	}
+}
+
+static __attribute__((noreturn)) void test_end(int status, const char *msg)
+{
+	if (write(result_fd, msg, strlen(msg)) < 0)
+		perror("harness: result pipe");
+	run_defers();
+	_exit(status);
+}
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "%s:%d: ", file, line);
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	va_end(ap);
+	test_end(1, msg);
+}
+
+void test_skip(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	test_end(EXIT_SKIP, msg);
+}
+
+bool test_option(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nopts; i++)
+		if (!strcmp(opts[i], name))
+			return true;
+	return false;
+}
+
+const char *test_bin_dir(void)
+{
+	return bin_dir;
+}
+
+static void run_child(const struct test *t, int fd)
+{
+	result_fd = fd;
+	alarm(DEADLINE_S);
+	t->fn();
+	test_end(0, "");
+}
+
+/* Runs one test in a child; returns 0 passed, 1 failed, 2 skipped. */
+static int run_test(const struct test *t, const char *prefix)
+{
+	char msg[1024] = "";
+	size_t len = 0;
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds)) {
+		printf("FAIL %s%s: pipe: %s\n", prefix, t->name, strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		printf("FAIL %s%s: fork: %s\n", prefix, t->name, strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		run_child(t, fds[1]);
+	}
+	close(fds[1]);
+	while (len < sizeof(msg) - 1 && (n = read(fds[0], msg + len, sizeof(msg) - 1 - len)) > 0)
+		len += n;
+	msg[len] = '\0';
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		printf("PASS %s%s\n", prefix, t->name);
+		return 0;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_SKIP) {
+		printf("SKIP %s%s: %s\n", prefix, t->name, msg);
+		return 2;
+	}
+	if (WIFSIGNALED(status))
+		printf("FAIL %s%s: %s%s(killed by signal %d%s)\n", prefix, t->name, msg,
+		       len ? " " : "", WTERMSIG(status),
+		       WTERMSIG(status) == SIGALRM ? ": deadline passed" : "");
+	else
+		printf("FAIL %s%s: %s\n", prefix, t->name, len ? msg : "exited without a verdict");
+	return 1;
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr, "usage: %s [-p PREFIX] [-o OPTION]... [-t TEST]...\n", argv0);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *prefix = "", *only[MAX_OPTS];
+	int nonly = 0, failed = 0, c, i;
+	const struct test *t;
+	char *slash;
+
+	while ((c = getopt(argc, argv, "p:o:t:")) != -1) {
+		if (c == 'p')
+			prefix = optarg;
+		else if (c == 'o' && nopts < MAX_OPTS)
+			opts[nopts++] = optarg;
+		else if (c == 't' && nonly < MAX_OPTS)
+			only[nonly++] = optarg;
+		else
+			usage(argv[0]);
+	}
+	if (!realpath("/proc/self/exe", bin_dir) && !realpath(argv[0], bin_dir))
+		strcpy(bin_dir, ".");
+	/* build/selftests/test_x -> build, where agentd and agentctl are. */
+	for (i = 0; i < 2; i++) {
+		slash = strrchr(bin_dir, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	for (t = tests; t; t = t->next) {
+		bool selected = !nonly;
+
+		for (i = 0; i < nonly; i++)
+			selected |= !strcmp(only[i], t->name);
+		if (selected)
+			failed |= run_test(t, prefix) == 1;
+	}
+	return failed;
+}

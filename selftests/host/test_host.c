@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Host tier: what the running kernel allows natively, as root. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cgroup.h"
+#include "harness.h"
+#include "probe.h"
+#include "testlib.h"
+
+static bool bpf_lsm_listed(void)
+{
+	char list[LSM_LIST_MAX] = "";
+	FILE *f = fopen("/sys/kernel/security/lsm", "re");
+
+	if (f) {
+		if (!fgets(list, sizeof(list), f))
+			list[0] = '\0';
+		fclose(f);
+	}
+	return lsm_list_has(list, "bpf");
+}
+
+/* Runs agentd --probe; returns its exit status, the BPF LSM line in line. */
+static int agentd_probe(char *line, size_t linesz)
+{
+	char *argv[] = { "agentd", "--probe", NULL };
+	const char *want[] = { "BPF LSM:", NULL };
+	struct proc *p = proc_start(argv);
+	const char *l;
+	int status;
+
+	l = proc_wait_line(p, 20000, want);
+	if (!l)
+		FAIL("agentd --probe printed no BPF LSM line: \"%s\"", p->buf);
+	snprintf(line, linesz, "%s", l);
+	status = proc_stop(p, 0);
+	if (!WIFEXITED(status))
+		FAIL("agentd --probe killed by signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+TEST(probe_verdict_matches_kernel)
+{
+	char line[256];
+	int status = agentd_probe(line, sizeof(line));
+
+	/* securityfs is mounted by agentd --probe itself when absent. */
+	if (!bpf_lsm_listed())
+		ASSERT_EQ(status, 1);
+	if (status == 1)
+		ASSERT(strstr(line, "UNAVAILABLE"));
+	else if (status == 0)
+		ASSERT(strstr(line, "available"));
+	else
+		FAIL("agentd --probe exited %d", status);
+}
+
+/* Never silently unconfined: without BPF LSM, agentd refuses the rule it cannot enforce. */
+TEST(agentd_refuses_rule_it_cannot_enforce)
+{
+	char line[256], cg[PATH_MAX], secret[PATH_MAX];
+	const char *ready[] = { "agentd: ready", NULL };
+	struct proc *p;
+	int status;
+
+	if (agentd_probe(line, sizeof(line)) == 0)
+		SKIP("BPF LSM works on this kernel: the kernel tests run natively instead");
+	test_cgroup(cg, sizeof(cg));
+	test_file(secret, sizeof(secret), "secret", "x\n");
+	char *argv[] = { "agentd", "--agent-cgroup", cg, "--deny-open", secret, NULL };
+	p = proc_start(argv);
+	if (proc_wait_line(p, 20000, ready))
+		FAIL("agentd claims to enforce a BPF LSM rule on a kernel that refuses BPF LSM");
+	status = proc_stop(p, 0);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 3);
+}
+
+static int check_own_cgroup(void *want)
+{
+	char line[PATH_MAX + 8] = "";
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int found = 0;
+
+	if (!f)
+		return 2;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3) && !strcmp(line + 3, want))
+			found = 1;
+	fclose(f);
+	return found ? 0 : 1;
+}
+
+TEST(child_starts_inside_its_cgroup)
+{
+	char root[PATH_MAX], cg[PATH_MAX], want[PATH_MAX + 2];
+	struct stat st;
+	__u64 id;
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	test_cgroup(cg, sizeof(cg));
+	snprintf(want, sizeof(want), "%s\n", cg + strlen(root));
+	ASSERT_EQ(run_in_cgroup(cg, check_own_cgroup, want, NULL), 0);
+	/* And a child of no agent is not in it. */
+	ASSERT_EQ(run_in_cgroup(NULL, check_own_cgroup, want, NULL), 1);
+
+	/* The id BPF keys on is the cgroup directory's kernfs id. */
+	ASSERT_EQ(cgroup_id(cg, &id), 0);
+	ASSERT_OK(stat(cg, &st));
+	ASSERT_EQ(id, st.st_ino);
+}

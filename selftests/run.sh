@@ -1,0 +1,67 @@
+#!/bin/bash
+# make check: runs the test tiers and ends with one line "N passed, N failed, N skipped".
+#   run.sh all|unit|host|vm|lint
+# Every result line is "PASS name", "FAIL name: why" or "SKIP name: why". With CI=true a tier
+# that cannot run (not root, no QEMU, no kernel) is a FAIL, never a skip.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$top/build
+results=$build/test-results.txt
+
+cannot_run() {
+	if [ "${CI:-}" = true ]; then echo "FAIL $1: $2"; else echo "SKIP $1: $2"; fi
+}
+
+tier_lint() {
+	if (cd "$top" && make --no-print-directory -s lint >"$build/lint.log" 2>&1); then
+		echo "PASS lint/format-and-cppcheck"
+	else
+		echo "FAIL lint/format-and-cppcheck: see $build/lint.log"
+		sed 's/^/    /' "$build/lint.log" | head -20
+	fi
+}
+
+tier_unit() {
+	"$build/selftests/test_unit" -p unit/ || true
+}
+
+tier_host() {
+	if [ "$(id -u)" != 0 ]; then
+		cannot_run host "the host tier needs root"
+		return
+	fi
+	"$build/selftests/test_host" -p host/ || true
+	# The BPF LSM tests also run natively where this kernel loads BPF LSM programs.
+	if "$build/agentd" --probe >/dev/null 2>&1; then
+		"$build/selftests/test_kernel" -p host-lsm/ || true
+	else
+		echo "SKIP host-lsm: this kernel refuses BPF LSM programs (agentd --probe); they run in the VM tier"
+	fi
+}
+
+tier_vm() {
+	if [ "$(id -u)" != 0 ]; then
+		cannot_run vm "the VM tier needs root (to fetch kernels through apt)"
+		return
+	fi
+	"$top/selftests/vm/vm.sh" test || echo "FAIL vm: selftests/vm/vm.sh exited $?"
+}
+
+mkdir -p "$build"
+case ${1:-all} in
+all) tiers="lint unit host vm" ;;
+*) tiers=$1 ;;
+esac
+
+for tier in $tiers; do
+	echo "== $tier" >&2
+	"tier_$tier"
+done | tee "$results"
+
+passed=$(grep -c '^PASS ' "$results")
+failed=$(grep -c '^FAIL ' "$results")
+skipped=$(grep -c '^SKIP ' "$results")
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]

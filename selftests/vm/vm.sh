@@ -1,0 +1,150 @@
+#!/bin/bash
+# The VM tier: boots current Debian 12 cloud kernels (BPF LSM active) under QEMU with an
+# initramfs holding agentd and the tests, and brings back one result line per test per kernel.
+#
+#   vm.sh test    kernel tests on every kernel, plus a check that this tier fails without BPF LSM
+#   vm.sh bench   benchmarks on the first kernel
+#   vm.sh demo    the demo, on the first kernel
+#
+# Environment: VM_KERNELS (default "6.1 6.12"), VM_TEST_ARGS (options for the guest's tests,
+# e.g. "-o omit-deny-rule"), VM_APPEND (extra kernel command line), CI (=true: cannot run -> FAIL).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$top/build/vm
+cache=$top/.cache/kernels
+mode=${1:-test}
+kernels=${VM_KERNELS:-6.1 6.12}
+declare -A meta=([6.1]=linux-image-cloud-amd64 [6.12]=linux-image-6.12-cloud-amd64)
+
+# A tier that cannot run is a failure under CI, a skip (with its reason) elsewhere.
+cannot_run() {
+	if [ "${CI:-}" = true ]; then echo "FAIL $1: $2"; else echo "SKIP $1: $2"; fi
+}
+
+# Resolves the series' meta-package to the current versioned image package.
+resolve_kernel() {
+	apt-cache depends "${meta[$1]}" 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }'
+}
+
+# Prints the path of the series' vmlinuz, downloading it into the cache once per version.
+fetch_kernel() {
+	local series=$1 pkg dir tmp
+	pkg=$(resolve_kernel "$series")
+	if [ -z "$pkg" ]; then
+		apt-get update -q >&2 || true
+		pkg=$(resolve_kernel "$series")
+	fi
+	[ -n "$pkg" ] || return 1
+	dir=$cache/$pkg
+	if [ ! -s "$dir/vmlinuz" ]; then
+		tmp=$(mktemp -d)
+		(cd "$tmp" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >&2 &&
+			dpkg-deb -x ./*.deb x) || { rm -rf "$tmp"; return 1; }
+		mkdir -p "$dir"
+		cp "$tmp"/x/boot/vmlinuz-* "$dir/vmlinuz.part" && mv "$dir/vmlinuz.part" "$dir/vmlinuz"
+		rm -rf "$tmp"
+	fi
+	echo "$dir/vmlinuz"
+}
+
+# Copies a binary and the shared libraries it loads into the initramfs tree.
+stage_binary() {
+	local bin=$1 dest=$2 lib
+	install -D -m 0755 "$bin" "$stage/$dest"
+	for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+		[ -e "$stage$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$stage$lib"
+	done
+}
+
+build_initramfs() {
+	stage=$out/initramfs
+	rm -rf "$stage"
+	mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run}
+	install -m 0755 "$(command -v busybox)" "$stage/bin/busybox"
+	install -m 0755 "$top/selftests/vm/init" "$stage/init"
+	install -D -m 0755 "$top/selftests/demo-guest.sh" "$stage/agentd/demo.sh"
+	for b in agentd agentctl; do stage_binary "$top/build/$b" "agentd/$b"; done
+	for b in test_kernel bench_open; do
+		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
+	done
+	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
+}
+
+# Boots one kernel; the guest's console goes to $log.
+boot() {
+	local vmlinuz=$1 log=$2 append=$3
+	timeout --foreground -k 5 600 qemu-system-x86_64 -accel tcg -cpu max -m 1G -smp 2 \
+		-kernel "$vmlinuz" -initrd "$out/initrd.gz" -nic none \
+		-append "console=ttyS0 panic=-1 quiet $append" \
+		-nographic -no-reboot -monitor none </dev/null >"$log" 2>&1
+}
+
+# The guest's console without carriage returns and terminal escapes.
+console() {
+	tr -d '\r' <"$1" | sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1b[c]//g'
+}
+
+# Prints the guest's result lines, named after the kernel; fails the boot if it did not finish.
+results() {
+	local series=$1 log=$2
+	console "$log" | sed -n -E "s#^(PASS|FAIL|SKIP) #\1 vm-$series/#p"
+	console "$log" | grep -q '^AGENTD-VM-END' ||
+		echo "FAIL vm-$series/boot: the guest did not finish (console: $log)"
+}
+
+main() {
+	local series vmlinuz log args first=1
+	if ! command -v qemu-system-x86_64 >/dev/null || ! command -v busybox >/dev/null; then
+		cannot_run vm "qemu-system-x86_64 or busybox missing (make deps installs them)"
+		return 0
+	fi
+	mkdir -p "$out" "$cache"
+	build_initramfs
+	for series in $kernels; do
+		[ -n "${meta[$series]:-}" ] || { echo "FAIL vm-$series: unknown kernel series"; continue; }
+		if ! vmlinuz=$(fetch_kernel "$series"); then
+			cannot_run "vm-$series" "cannot fetch ${meta[$series]} through apt"
+			continue
+		fi
+		log=$out/$mode-$series.log
+		echo "vm: booting $(basename "$(dirname "$vmlinuz")") ($mode)" >&2
+		case $mode in
+		test)
+			args=${VM_TEST_ARGS:-}
+			boot "$vmlinuz" "$log" "agentd.mode=test agentd.args=${args// /,} ${VM_APPEND:-}" || true
+			results "$series" "$log"
+			;;
+		bench)
+			boot "$vmlinuz" "$log" "agentd.mode=bench ${VM_APPEND:-}" || true
+			console "$log" | grep -E '^(BENCH|FAIL) ' | sed "s#^#vm-$series #"
+			results "$series" "$log" | grep -v '^PASS' || true
+			;;
+		demo)
+			boot "$vmlinuz" "$log" "agentd.mode=demo ${VM_APPEND:-}" || true
+			console "$log" | sed -n '/^AGENTD-VM /,/^AGENTD-VM-END/p'
+			results "$series" "$log" | grep '^FAIL' && return 1
+			;;
+		esac
+		[ "$mode" = test ] || break
+		if [ "$first" = 1 ] && [ -z "${VM_APPEND:-}" ]; then
+			first=0
+			check_fails_without_bpf_lsm "$series" "$vmlinuz"
+		fi
+	done
+}
+
+# The tier must fail, not skip, when bpf is not an active LSM: boot once without it and
+# check that the guest says FAIL.
+check_fails_without_bpf_lsm() {
+	local series=$1 vmlinuz=$2 log=$out/nobpf-$1.log
+	boot "$vmlinuz" "$log" "agentd.mode=lsm lsm=lockdown,capability,landlock" || true
+	if console "$log" | grep -q '^FAIL lsm_active: '; then
+		echo "PASS vm-$series/tier_fails_without_bpf_lsm"
+	else
+		echo "FAIL vm-$series/tier_fails_without_bpf_lsm: the guest did not report FAIL (console: $log)"
+	fi
+}
+
+main

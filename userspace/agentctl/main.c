@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/* agentctl: the operators' CLI. One { "verb", do_verb } table, as in bpftool. */
+#include <stdio.h>
+#include <string.h>
+#include "log.h"
+#include "probe.h"
+
+#define AGENTD_VERSION "0.1.0"
+
+static int do_help(int argc, char **argv);
+
+static int do_probe(int argc, char **argv)
+{
+	struct probe p;
+	int json = argc > 1 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j"));
+
+	(void)argv;
+	probe_kernel(&p);
+	if (json)
+		probe_print_json(stdout, &p);
+	else
+		probe_print(stdout, &p);
+	return probe_bpf_lsm_ok(&p) ? 0 : 1;
+}
+
+static int do_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("agentctl %s\n", AGENTD_VERSION);
+	return 0;
+}
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "probe", do_probe, "probe [--json]   what this kernel can enforce (exit 1: no BPF LSM)" },
+	{ "version", do_version, "version          print the version" },
+	{ "help", do_help, "help             this text" },
+};
+
+static int do_help(int argc, char **argv)
+{
+	size_t i;
+
+	(void)argc;
+	(void)argv;
+	printf("usage: agentctl COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		printf("  %s\n", cmds[i].help);
+	printf("\nexit status: 0 success, 1 the answer is no, 2 usage\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	log_init("agentctl", LOG_INFO);
+	log_libbpf();
+	if (argc < 2)
+		return do_help(argc, argv), 2;
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	log_err("unknown command '%s' (try agentctl help)\n", argv[1]);
+	return 2;
+}

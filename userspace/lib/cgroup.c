@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/sched.h>
+#include "cgroup.h"
+
+/* Decodes mountinfo's octal escapes (\040 for a space, ...) in place. */
+static void unescape_octal(char *s)
+{
+	char *out = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 4;
+		} else {
+			*out++ = *s++;
+		}
+	}
+	*out = '\0';
+}
+
+/* "36 35 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw": mount point and fs type. */
+static int mountinfo_line(char *line, char **mnt, char **fstype)
+{
+	char *save = NULL, *tok;
+	int field = 0;
+
+	*mnt = *fstype = NULL;
+	for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		if (field == 4)
+			*mnt = tok;
+		if (field >= 6 && !strcmp(tok, "-")) {
+			*fstype = strtok_r(NULL, " \n", &save);
+			break;
+		}
+		field++;
+	}
+	return *mnt && *fstype ? 0 : -EINVAL;
+}
+
+int mountinfo_find_cgroup2(FILE *mountinfo, char *out, size_t outsz)
+{
+	char *line = NULL, *mnt, *fstype;
+	size_t cap = 0;
+	int err = -ENOENT;
+
+	while (getline(&line, &cap, mountinfo) > 0) {
+		if (mountinfo_line(line, &mnt, &fstype) || strcmp(fstype, "cgroup2"))
+			continue;
+		unescape_octal(mnt);
+		err = strlen(mnt) < outsz ? 0 : -ENAMETOOLONG;
+		if (!err)
+			strcpy(out, mnt);
+		break;
+	}
+	free(line);
+	return err;
+}
+
+int cgroup2_mount(char *out, size_t outsz)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = mountinfo_find_cgroup2(f, out, outsz);
+	fclose(f);
+	return err;
+}
+
+int cgroup_id(const char *path, __u64 *id)
+{
+	struct {
+		struct file_handle fh;
+		__u64 id;
+	} h = { .fh.handle_bytes = sizeof(__u64) };
+	int mount_id;
+
+	/* cgroup2 file handles carry the kernfs node id, the same id BPF sees (as in libbpf's
+	 * selftests' get_cgroup_id()). */
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0))
+		return -errno;
+	if (h.fh.handle_bytes != sizeof(__u64))
+		return -EOPNOTSUPP;
+	memcpy(id, h.fh.f_handle, sizeof(*id));
+	return 0;
+}
+
+pid_t cgroup_fork_into(int cgroup_fd)
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (__u64)cgroup_fd,
+	};
+	long pid = syscall(SYS_clone3, &args, sizeof(args));
+
+	return pid < 0 ? -errno : (pid_t)pid;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef AGENTD_CGROUP_H
+#define AGENTD_CGROUP_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+/*
+ * Finds the cgroup v2 mount point in a mountinfo stream (fields per proc(5), octal escapes
+ * decoded). Returns 0, -ENOENT when there is none, -ENAMETOOLONG when out is too small.
+ */
+int mountinfo_find_cgroup2(FILE *mountinfo, char *out, size_t outsz);
+/* The same for the calling process (/proc/self/mountinfo). */
+int cgroup2_mount(char *out, size_t outsz);
+
+/* The cgroup v2 id of the cgroup at path: what bpf_get_current_cgroup_id() returns inside it. */
+int cgroup_id(const char *path, __u64 *id);
+
+/*
+ * fork(), with the child inside the cgroup open at cgroup_fd from its first instruction
+ * (clone3 with CLONE_INTO_CGROUP). Returns the child's pid in the parent, 0 in the child,
+ * -errno on failure.
+ */
+pid_t cgroup_fork_into(int cgroup_fd);
+
+#endif
