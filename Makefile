@@ -14,6 +14,8 @@ BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 MULTIARCH := $(shell $(CC) -dumpmachine 2>/dev/null)
 
+comma := ,
+
 ifeq ($(V),1)
 Q :=
 msg :=
@@ -29,7 +31,7 @@ endif
 # Packages needed to build, test and run; `make deps` installs what is missing.
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
-	libclang-rt-14-dev iproute2 util-linux
+	libclang-rt-14-dev libssl-dev iproute2 util-linux
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)
@@ -37,7 +39,7 @@ CFLAGS := -g -O2 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include -I us
 	-I $(OUT)
 SAN_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-LDLIBS := -lbpf -lelf -lz -ljansson
+LDLIBS := -lbpf -lelf -lz -ljansson -lcrypto
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -48,12 +50,17 @@ SAN_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/san/lib/%.o,$(LIB_SRCS))
 HDRS := $(wildcard include/agentd/*.h userspace/lib/*.h)
 HARNESS := selftests/harness.c selftests/harness.h selftests/testlib.c selftests/testlib.h
 
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include -I userspace/lib \
+	-I $(OUT) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/fuzz/lib/%.o,$(LIB_SRCS))
+FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz/fuzz_*.c))
+
 PROGS := $(OUT)/agentd $(OUT)/agentctl
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
 	$(OUT)/selftests/bench_open
 
 .PHONY: all
-all: $(PROGS) $(TESTS)
+all: $(PROGS) $(TESTS) $(FUZZERS)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/agentd/*.h)
 	$(call msg,BPF,$@)
@@ -108,6 +115,17 @@ $(OUT)/selftests/bench_open: $(wildcard selftests/bench/*.c) $(OUT)/libagentd.a 
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
+# libFuzzer targets, one per parser of untrusted bytes (clang: libFuzzer is clang's).
+$(OUT)/fuzz/lib/%.o: userspace/lib/%.c $(HDRS) $(SKELS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_CFLAGS)) -c $< -o $@
+
+$(OUT)/fuzz/fuzz_%: selftests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(HDRS)
+	$(call msg,CCLD-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_OBJS) $(LDLIBS) -o $@
+
 # Installs only what is missing; needs root for that (and only for that).
 .PHONY: deps
 deps:
@@ -135,6 +153,12 @@ check-host: all
 # VM_KERNELS picks kernels (6.1, 6.12); VM_TEST_ARGS are passed to the tests in the guest.
 check-vm: all
 	$(Q)selftests/run.sh vm
+
+# Each fuzzer for FUZZ_SECONDS (make check runs each for a few seconds).
+FUZZ_SECONDS ?= 300
+.PHONY: fuzz
+fuzz: all
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) selftests/run.sh fuzz
 
 .PHONY: bench demo
 bench: deps

@@ -1,6 +1,6 @@
 #!/bin/bash
 # make check: runs the test tiers and ends with one line "N passed, N failed, N skipped".
-#   run.sh all|unit|host|vm|lint
+#   run.sh all|lint|unit|fuzz|host|vm
 # Every result line is "PASS name", "FAIL name: why" or "SKIP name: why". With CI=true a tier
 # that cannot run (not root, no QEMU, no kernel) is a FAIL, never a skip.
 set -uo pipefail
@@ -24,6 +24,23 @@ tier_lint() {
 
 tier_unit() {
 	"$build/selftests/test_unit" -p unit/ || true
+}
+
+# Each libFuzzer target for FUZZ_SECONDS (default 5), from its seed corpus when it has one.
+tier_fuzz() {
+	local f name corpus
+	for f in "$build"/fuzz/fuzz_*; do
+		name=$(basename "$f")
+		corpus=$build/fuzz/corpus/$name
+		mkdir -p "$corpus"
+		[ -d "$top/selftests/fuzz/corpus/$name" ] && cp -r "$top/selftests/fuzz/corpus/$name/." "$corpus/"
+		if "$f" -max_total_time="${FUZZ_SECONDS:-5}" -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix="$build/fuzz/$name-" "$corpus" >"$build/fuzz/$name.log" 2>&1; then
+			echo "PASS fuzz/$name"
+		else
+			echo "FAIL fuzz/$name: see $build/fuzz/$name.log"
+		fi
+	done
 }
 
 tier_host() {
@@ -50,7 +67,7 @@ tier_vm() {
 
 mkdir -p "$build"
 case ${1:-all} in
-all) tiers="lint unit host vm" ;;
+all) tiers="lint unit fuzz host vm" ;;
 *) tiers=$1 ;;
 esac
 

@@ -2,6 +2,7 @@
 /* agentctl: the operators' CLI. One { "verb", do_verb } table, as in bpftool. */
 #include <stdio.h>
 #include <string.h>
+#include "cmds.h"
 #include "log.h"
 #include "probe.h"
 
@@ -9,14 +10,22 @@
 
 static int do_help(int argc, char **argv);
 
+int want_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			return 1;
+	return 0;
+}
+
 static int do_probe(int argc, char **argv)
 {
 	struct probe p;
-	int json = argc > 1 && (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j"));
 
-	(void)argv;
 	probe_kernel(&p);
-	if (json)
+	if (want_json(argc, argv))
 		probe_print_json(stdout, &p);
 	else
 		probe_print(stdout, &p);
@@ -50,7 +59,7 @@ static int do_help(int argc, char **argv)
 	printf("usage: agentctl COMMAND [ARGS]\n\ncommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		printf("  %s\n", cmds[i].help);
-	printf("\nexit status: 0 success, 1 the answer is no, 2 usage\n");
+	printf("\nexit status: 0 success, 1 the answer is no, 2 usage, 3 failure\n");
 	return 0;
 }
 
@@ -61,10 +70,10 @@ int main(int argc, char **argv)
 	log_init("agentctl", LOG_INFO);
 	log_libbpf();
 	if (argc < 2)
-		return do_help(argc, argv), 2;
+		return do_help(argc, argv), EXIT_USAGE;
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);
 	log_err("unknown command '%s' (try agentctl help)\n", argv[1]);
-	return 2;
+	return EXIT_USAGE;
 }

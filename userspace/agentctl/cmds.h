@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* agentctl's nouns, one file each (bpftool style): do_<noun>(argc, argv) with argv[0] the noun.
+ * Each returns the process exit status: 0 success, 1 the answer is no (a check failed, a
+ * verification found tampering), 2 usage, 3 failure. */
+#ifndef AGENTCTL_CMDS_H
+#define AGENTCTL_CMDS_H
+
+#define EXIT_NO 1
+#define EXIT_USAGE 2
+#define EXIT_FAIL 3
+
+/* Whether argv holds --json or -j (every command accepts it). */
+int want_json(int argc, char **argv);
+
+#endif
