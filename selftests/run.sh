@@ -28,9 +28,10 @@ tier_unit() {
 
 # Each libFuzzer target for FUZZ_SECONDS (default 5), from its seed corpus when it has one.
 tier_fuzz() {
-	local f name corpus
-	for f in "$build"/fuzz/fuzz_*; do
-		name=$(basename "$f")
+	local src f name corpus
+	for src in "$top"/selftests/fuzz/fuzz_*.c; do
+		name=$(basename "$src" .c)
+		f=$build/fuzz/$name
 		corpus=$build/fuzz/corpus/$name
 		mkdir -p "$corpus"
 		[ -d "$top/selftests/fuzz/corpus/$name" ] && cp -r "$top/selftests/fuzz/corpus/$name/." "$corpus/"
