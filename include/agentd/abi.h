@@ -22,6 +22,20 @@
 #define AGENTD_DECISION_ALLOW 0
 #define AGENTD_DECISION_DENY 1
 
+/*
+ * File rights, as policies grant them to file-system objects and their trees. Exec of a binary,
+ * and executable mappings of a file, need AGENTD_RIGHT_EXEC on it.
+ */
+#define AGENTD_RIGHT_READ (1U << 0) /* open for reading; list a directory */
+#define AGENTD_RIGHT_WRITE (1U << 1) /* open for writing or appending */
+#define AGENTD_RIGHT_EXEC (1U << 2) /* execute; map executable */
+#define AGENTD_RIGHT_CREATE (1U << 3) /* create files, directories, nodes, symlinks inside */
+#define AGENTD_RIGHT_REMOVE (1U << 4) /* unlink, rmdir */
+#define AGENTD_RIGHT_LINK (1U << 5) /* be the source or destination of link and rename */
+#define AGENTD_RIGHT_TRUNCATE (1U << 6) /* truncate, O_TRUNC */
+#define AGENTD_RIGHT_SETATTR (1U << 7) /* chmod, chown, utimes, extended attributes */
+#define AGENTD_RIGHTS_ALL 0xffU
+
 /* agentd_file_event.flags */
 #define AGENTD_EVF_NAME_TRUNCATED (1U << 0)
 
