@@ -33,7 +33,7 @@ DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev 
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
 	libclang-rt-14-dev libssl-dev iproute2 util-linux
 
-BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)
 CFLAGS := -g -O2 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include -I userspace/lib \
 	-I $(OUT)

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Helpers every agentd BPF program shares: agent identity, events and their loss accounting. */
+/*
+ * What every agentd BPF program shares: agent identity, the maps that define it, events and
+ * their loss accounting. Each object includes this; userspace makes all objects share one copy
+ * of every map declared here (bpf_map__reuse_fd before load).
+ */
 #ifndef AGENTD_AGENT_BPF_H
 #define AGENTD_AGENT_BPF_H
 
@@ -9,18 +13,31 @@
 #include <bpf/bpf_tracing.h>
 #include "agentd/abi.h"
 
-#define EPERM 1
-
-/* Set by userspace before load; the defaults suit tests. */
+/* Set by userspace before load; the default suits tests. */
 const volatile __u64 wakeup_bytes = 256 * 1024; /* force a consumer wakeup past this backlog */
 
-/* cgroup v2 id -> agent. A task whose cgroup is absent here is no agent's: one lookup, done. */
+/* cgroup v2 id -> agent id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4 * AGENTD_MAX_AGENTS);
+	__type(key, __u64);
+	__type(value, __u32);
+} agent_cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agentd_agent_levels);
+} agent_levels SEC(".maps");
+
+/* agent id -> its configuration, replaced whole on reload (atomic to readers). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, AGENTD_MAX_AGENTS);
-	__type(key, __u64);
-	__type(value, struct agentd_agent);
-} agent_cgroups SEC(".maps");
+	__type(key, __u32);
+	__type(value, struct agentd_agent_config);
+} agents SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -35,10 +52,85 @@ struct {
 	__type(value, __u64);
 } event_drops SEC(".maps");
 
-static __always_inline const struct agentd_agent *current_agent(__u64 *cgroup_id)
+struct agent {
+	__u32 id;
+	int has_config;
+	struct agentd_agent_config cfg;
+};
+
+static __always_inline int agent_config(struct agent *a, __u32 id)
 {
-	*cgroup_id = bpf_get_current_cgroup_id();
-	return bpf_map_lookup_elem(&agent_cgroups, cgroup_id);
+	struct agentd_agent_config *cfg = bpf_map_lookup_elem(&agents, &id);
+
+	a->id = id;
+	a->has_config = cfg != NULL;
+	if (cfg)
+		a->cfg = *cfg;
+	else
+		__builtin_memset(&a->cfg, 0, sizeof(a->cfg));
+	return 1;
+}
+
+/*
+ * The agent the current task belongs to: its cgroup, or its ancestor, at a level where agents
+ * sit, registered as an agent's. Returns 0 for a task of no agent. Unrolled: a handful of
+ * levels, and no loop back-edge for older verifiers to refuse.
+ */
+static __always_inline int current_agent(struct agent *a)
+{
+	const struct agentd_agent_levels *lv;
+	__u32 zero = 0, *id, i;
+	__u64 cg;
+
+	lv = bpf_map_lookup_elem(&agent_levels, &zero);
+	if (!lv)
+		return 0;
+#pragma unroll
+	for (i = 0; i < AGENTD_MAX_AGENT_LEVELS; i++) {
+		if (i >= lv->count)
+			return 0;
+		cg = bpf_get_current_ancestor_cgroup_id(lv->level[i]);
+		if (!cg)
+			continue;
+		id = bpf_map_lookup_elem(&agent_cgroups, &cg);
+		if (id)
+			return agent_config(a, *id);
+	}
+	return 0;
+}
+
+struct task_search {
+	struct cgroup *cg;
+	__u32 id;
+};
+
+static long task_agent_step(__u32 i, void *ctx)
+{
+	struct task_search *s = ctx;
+	struct cgroup *cg = s->cg;
+	__u64 cgid;
+	__u32 *id;
+
+	if (!cg)
+		return 1;
+	cgid = BPF_CORE_READ(cg, kn, id);
+	id = bpf_map_lookup_elem(&agent_cgroups, &cgid);
+	if (id) {
+		s->id = *id;
+		return 1;
+	}
+	/* self is the first member of struct cgroup: the parent css is the parent cgroup. */
+	s->cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	return 0;
+}
+
+/* The agent a task belongs to, walking up its cgroup ancestry; 0 for none. */
+static __always_inline __u32 task_agent(struct task_struct *t)
+{
+	struct task_search s = { .cg = BPF_CORE_READ(t, cgroups, dfl_cgrp) };
+
+	bpf_loop(AGENTD_MAX_CGROUP_LEVEL, task_agent_step, &s, 0);
+	return s.id;
 }
 
 static __always_inline void *event_reserve(__u32 agent_id, __u64 size)
@@ -64,8 +156,10 @@ static __always_inline void event_submit(void *e)
 	bpf_ringbuf_submit(e, flags);
 }
 
-static __always_inline void event_fill_task(struct agentd_event_hdr *hdr, __u16 type, __u32 len,
-					    __u32 *pid, __u32 *tid, __u32 *uid, char *comm)
+static __always_inline void event_fill(struct agentd_event_hdr *hdr, __u16 type, __u32 len,
+				       struct agentd_task *task, const struct agent *a,
+				       struct agentd_verdict *v, __u32 hook, int deny, __u32 reason,
+				       __u32 rule_id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
@@ -73,10 +167,44 @@ static __always_inline void event_fill_task(struct agentd_event_hdr *hdr, __u16 
 	hdr->version = AGENTD_EVENT_VERSION;
 	hdr->len = len;
 	hdr->ts_ns = bpf_ktime_get_ns();
-	*pid = pid_tgid >> 32;
-	*tid = (__u32)pid_tgid;
-	*uid = (__u32)bpf_get_current_uid_gid();
-	bpf_get_current_comm(comm, AGENTD_COMM_LEN);
+	task->cgroup_id = bpf_get_current_cgroup_id();
+	task->agent_id = a->id;
+	task->generation = a->cfg.generation;
+	task->pid = pid_tgid >> 32;
+	task->tid = (__u32)pid_tgid;
+	task->uid = (__u32)bpf_get_current_uid_gid();
+	task->pad = 0;
+	bpf_get_current_comm(task->comm, sizeof(task->comm));
+	v->hook = hook;
+	v->decision = deny ? AGENTD_DECISION_DENY : AGENTD_DECISION_ALLOW;
+	v->reason = reason;
+	v->rule_id = rule_id;
+}
+
+/*
+ * Verdicts as branches on an opaque flag: the verifier checks LSM return values against
+ * [-4095, 0] and cgroup ones against [0, 1] (Linux 6.x), and cannot range arithmetic that
+ * clang would otherwise make of "deny ? -EPERM : 0".
+ */
+static __always_inline int lsm_verdict(int deny)
+{
+	barrier_var(deny);
+	if (deny)
+		return -EPERM;
+	return 0;
+}
+
+static __always_inline int cgroup_verdict(int deny)
+{
+	barrier_var(deny);
+	if (deny)
+		return 0;
+	return 1;
+}
+
+static __always_inline int want_event(const struct agent *a, int deny)
+{
+	return deny || (a->cfg.flags & AGENTD_AGENT_LOG_ALLOWS);
 }
 
 #endif /* AGENTD_AGENT_BPF_H */

@@ -1,76 +1,221 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * File policy. Today: deny opening named file-system objects (device + inode) to an agent.
+ * File policy: rights on file-system objects, checked at every hook that opens, creates,
+ * removes, links, renames, truncates or changes attributes.
  *
- * Fails closed where it can decide: a registered agent opening a denied object gets EPERM
- * whether or not its event can be recorded. A task of no agent is allowed after one lookup.
+ * Fails closed: an agent task whose rights cannot be established (no rule, no policy, a walk
+ * deeper than its bound) is denied. A task of no agent is allowed after the identity lookup.
+ * Recording an event never changes a verdict.
  */
-#include "agent.bpf.h"
+#include "rights.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct agentd_file_key);
-	__type(value, struct agentd_file_rule);
-} file_rules SEC(".maps");
-
-static __always_inline void emit_file_event(const struct agentd_agent *agent, __u64 cgroup_id,
-					    struct file *file, const struct agentd_file_key *key,
-					    __u32 rule_id, __u32 hook, __u32 decision)
+static __always_inline __u32 open_rights(struct file *file)
 {
-	struct agentd_file_event *e;
-	const unsigned char *name;
-	long n;
+	unsigned int mode = BPF_CORE_READ(file, f_mode), flags = BPF_CORE_READ(file, f_flags);
+	__u32 needed = 0;
 
-	e = event_reserve(agent->agent_id, sizeof(*e));
-	if (!e)
-		return;
-	event_fill_task(&e->hdr, AGENTD_EV_FILE, sizeof(*e), &e->pid, &e->tid, &e->uid, e->comm);
-	e->cgroup_id = cgroup_id;
-	e->agent_id = agent->agent_id;
-	e->generation = agent->generation;
-	e->hook = hook;
-	e->decision = decision;
-	e->rule_id = rule_id;
-	e->dev = key->dev;
-	e->ino = key->ino;
-	e->flags = 0;
-	name = BPF_CORE_READ(file, f_path.dentry, d_name.name);
-	n = bpf_probe_read_kernel_str(e->name, sizeof(e->name), name);
-	if (n < 0) {
-		e->name[0] = '\0';
-		n = 1;
-	}
-	e->name_len = n - 1;
-	if (BPF_CORE_READ(file, f_path.dentry, d_name.len) > e->name_len)
-		e->flags |= AGENTD_EVF_NAME_TRUNCATED;
-	event_submit(e);
+	/* The kernel opens a binary for exec with FMODE_EXEC: exec rights, not read. */
+	if (mode & FMODE_EXEC)
+		needed |= AGENTD_RIGHT_EXEC;
+	else if (mode & FMODE_READ)
+		needed |= AGENTD_RIGHT_READ;
+	if (mode & FMODE_WRITE)
+		needed |= AGENTD_RIGHT_WRITE;
+	if ((flags & O_TRUNC) && (mode & FMODE_WRITE))
+		needed |= AGENTD_RIGHT_TRUNCATE;
+	return needed;
 }
 
 SEC("lsm/file_open")
 int BPF_PROG(file_open, struct file *file, int ret)
 {
-	const struct agentd_agent *agent;
-	struct agentd_file_rule *rule;
-	struct agentd_file_key key = {};
-	__u64 cgroup_id;
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	__u32 needed = open_rights(file);
+	struct walk w = {};
+	struct agent a;
+	int deny;
 
 	if (ret)
 		return ret;
-	agent = current_agent(&cgroup_id);
-	if (!agent)
+	if (!current_agent(&a))
 		return 0;
+	if (!a.has_config) {
+		w.reason = AGENTD_REASON_NO_POLICY;
+		deny = 1;
+	} else {
+		rights_walk(&a, d, mnt, &w);
+		/* Objects on internal mounts (pipes, sockets, memfds) have no path: the agent can
+		 * only reopen one it already holds (/proc/self/fd). Exec of them is exec's concern. */
+		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
+	}
+	if (want_event(&a, deny))
+		emit_file_event(&a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d);
+	return lsm_verdict(deny);
+}
 
-	key.agent_id = agent->agent_id;
-	key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(file, f_inode, i_ino);
-	rule = bpf_map_lookup_elem(&file_rules, &key);
-	if (!rule)
+/* Creation: the directory receiving the new name needs CREATE. */
+static __always_inline int check_create(const struct path *dir, struct dentry *dentry, __u32 hook)
+{
+	struct agent a;
+
+	if (!current_agent(&a))
 		return 0;
+	return decide(&a, hook, BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt), dentry,
+		      AGENTD_RIGHT_CREATE);
+}
 
-	emit_file_event(agent, cgroup_id, file, &key, rule->rule_id, AGENTD_HOOK_FILE_OPEN,
-			AGENTD_DECISION_DENY);
-	return -EPERM;
+SEC("lsm/path_mknod")
+int BPF_PROG(path_mknod, const struct path *dir, struct dentry *dentry, __u16 mode,
+	     unsigned int dev, int ret)
+{
+	return ret ? ret : check_create(dir, dentry, AGENTD_HOOK_PATH_MKNOD);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(path_mkdir, const struct path *dir, struct dentry *dentry, __u16 mode, int ret)
+{
+	return ret ? ret : check_create(dir, dentry, AGENTD_HOOK_PATH_MKDIR);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name,
+	     int ret)
+{
+	return ret ? ret : check_create(dir, dentry, AGENTD_HOOK_PATH_SYMLINK);
+}
+
+/* Removal: the object itself (and so its tree) needs REMOVE. */
+static __always_inline int check_remove(const struct path *dir, struct dentry *dentry, __u32 hook)
+{
+	struct agent a;
+
+	if (!current_agent(&a))
+		return 0;
+	return decide(&a, hook, dentry, BPF_CORE_READ(dir, mnt), dentry, AGENTD_RIGHT_REMOVE);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	return ret ? ret : check_remove(dir, dentry, AGENTD_HOOK_PATH_UNLINK);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	return ret ? ret : check_remove(dir, dentry, AGENTD_HOOK_PATH_RMDIR);
+}
+
+/*
+ * Moving or linking an object to a new place: the source needs src_needed, the destination
+ * directory CREATE and LINK, and the object may not gain rights. Its rights after the move are
+ * the destination's, unless a rule sits on the object itself (rules follow objects).
+ */
+static __always_inline int check_move(const struct agent *a, __u32 hook, struct dentry *obj,
+				      struct vfsmount *mnt, const struct path *to_dir,
+				      __u32 src_needed)
+{
+	struct dentry *dir = BPF_CORE_READ(to_dir, dentry);
+	struct walk src = {}, dst = {};
+	int deny;
+
+	if (!a->has_config) {
+		src.reason = AGENTD_REASON_NO_POLICY;
+		deny = 1;
+		goto out;
+	}
+	rights_walk(a, obj, mnt, &src);
+	deny = (src.rights & src_needed) != src_needed;
+	if (deny)
+		goto out;
+	rights_walk(a, dir, BPF_CORE_READ(to_dir, mnt), &dst);
+	deny = (dst.rights & (AGENTD_RIGHT_CREATE | AGENTD_RIGHT_LINK)) !=
+	       (AGENTD_RIGHT_CREATE | AGENTD_RIGHT_LINK);
+	if (deny) {
+		src = dst;
+		src_needed = AGENTD_RIGHT_CREATE | AGENTD_RIGHT_LINK;
+		goto out;
+	}
+	if (src.depth && (dst.rights & ~src.rights)) {
+		deny = 1;
+		src.reason = AGENTD_REASON_LINK_WIDENS;
+		src_needed = dst.rights;
+	}
+out:
+	if (want_event(a, deny))
+		emit_file_event(a, hook, deny, &src, src_needed, obj);
+	return lsm_verdict(deny);
+}
+
+SEC("lsm/path_link")
+int BPF_PROG(path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct agent a;
+
+	if (ret)
+		return ret;
+	if (!current_agent(&a))
+		return 0;
+	return check_move(&a, AGENTD_HOOK_PATH_LINK, old_dentry, BPF_CORE_READ(new_dir, mnt),
+			  new_dir, AGENTD_RIGHT_LINK);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+{
+	const __u32 needed = AGENTD_RIGHT_LINK | AGENTD_RIGHT_REMOVE;
+	struct agent a;
+	int err;
+
+	if (ret)
+		return ret;
+	if (!current_agent(&a))
+		return 0;
+	err = check_move(&a, AGENTD_HOOK_PATH_RENAME, old_dentry, BPF_CORE_READ(old_dir, mnt),
+			 new_dir, needed);
+	if (err || !(flags & RENAME_EXCHANGE))
+		return err;
+	return check_move(&a, AGENTD_HOOK_PATH_RENAME, new_dentry, BPF_CORE_READ(new_dir, mnt),
+			  old_dir, needed);
+}
+
+static __always_inline int check_path(const struct path *path, __u32 hook, __u32 needed)
+{
+	struct dentry *d = BPF_CORE_READ(path, dentry);
+	struct agent a;
+
+	if (!current_agent(&a))
+		return 0;
+	return decide(&a, hook, d, BPF_CORE_READ(path, mnt), d, needed);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(path_truncate, const struct path *path, int ret)
+{
+	return ret ? ret : check_path(path, AGENTD_HOOK_PATH_TRUNCATE, AGENTD_RIGHT_TRUNCATE);
+}
+
+/* ftruncate() has its own hook from Linux 6.2 on; before, it went through path_truncate. */
+SEC("lsm/file_truncate")
+int BPF_PROG(file_truncate, struct file *file, int ret)
+{
+	return ret ? ret
+		   : check_path(&file->f_path, AGENTD_HOOK_FILE_TRUNCATE, AGENTD_RIGHT_TRUNCATE);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(path_chmod, const struct path *path, __u16 mode, int ret)
+{
+	return ret ? ret : check_path(path, AGENTD_HOOK_PATH_CHMOD, AGENTD_RIGHT_SETATTR);
+}
+
+SEC("lsm/path_chown")
+int BPF_PROG(path_chown, const struct path *path, __u32 uid, __u32 gid, int ret)
+{
+	return ret ? ret : check_path(path, AGENTD_HOOK_PATH_CHOWN, AGENTD_RIGHT_SETATTR);
 }

@@ -21,9 +21,11 @@ struct qstr {
 
 struct super_block {
 	__u32 s_dev; /* dev_t */
+	unsigned long s_magic;
 };
 
 struct inode {
+	__u16 i_mode;
 	unsigned long i_ino;
 	struct super_block *i_sb;
 };
@@ -36,6 +38,16 @@ struct dentry {
 
 struct vfsmount {
 	struct dentry *mnt_root;
+	struct super_block *mnt_sb;
+};
+
+struct mnt_namespace;
+
+struct mount {
+	struct mount *mnt_parent;
+	struct dentry *mnt_mountpoint;
+	struct vfsmount mnt;
+	struct mnt_namespace *mnt_ns;
 };
 
 struct path {
@@ -46,8 +58,71 @@ struct path {
 struct file {
 	struct path f_path;
 	struct inode *f_inode;
+	unsigned int f_flags;
+	unsigned int f_mode; /* fmode_t */
 };
 
+struct linux_binprm {
+	struct file *file;
+};
+
+struct vm_area_struct {
+	struct file *vm_file;
+};
+
+struct kernfs_node {
+	__u64 id;
+};
+
+struct cgroup_subsys_state {
+	struct cgroup_subsys_state *parent;
+};
+
+struct cgroup {
+	struct cgroup_subsys_state self;
+	int level;
+	struct kernfs_node *kn;
+};
+
+struct css_set {
+	struct cgroup *dfl_cgrp;
+};
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct css_set *cgroups;
+};
+
+struct iattr;
+struct cred;
+struct kernel_siginfo;
+struct perf_event_attr;
+struct key;
+struct user_namespace;
+
 #pragma clang attribute pop
+
+/* From the kernel's headers; stable values. */
+#define FMODE_READ 0x1
+#define FMODE_WRITE 0x2
+#define FMODE_EXEC 0x20
+#define O_TRUNC 00001000
+#define PROT_EXEC 0x4
+#define S_IFMT 00170000
+#define S_IFDIR 0040000
+#define MAY_WRITE 0x2
+#define MAY_APPEND 0x8
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#define RENAME_EXCHANGE (1 << 1)
+#define EPERM 1
+#define AF_UNIX 1
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
 
 #endif /* AGENTD_BPF_KERNEL_H */

@@ -10,17 +10,70 @@
 
 #include <linux/types.h>
 
-#define AGENTD_EVENT_VERSION 1
+#define AGENTD_EVENT_VERSION 2
 
 /* Event types (agentd_event_hdr.type). Never reuse a number. */
-#define AGENTD_EV_FILE 1
+#define AGENTD_EV_FILE 1 /* struct agentd_file_event */
+#define AGENTD_EV_NET 2 /* struct agentd_net_event */
+#define AGENTD_EV_SELF 3 /* struct agentd_self_event */
 
-/* Hooks (agentd_file_event.hook). Never reuse a number. */
+/* Hooks (event .hook). Never reuse a number. */
 #define AGENTD_HOOK_FILE_OPEN 1
+#define AGENTD_HOOK_PATH_MKNOD 2
+#define AGENTD_HOOK_PATH_MKDIR 3
+#define AGENTD_HOOK_PATH_SYMLINK 4
+#define AGENTD_HOOK_PATH_UNLINK 5
+#define AGENTD_HOOK_PATH_RMDIR 6
+#define AGENTD_HOOK_PATH_LINK 7
+#define AGENTD_HOOK_PATH_RENAME 8
+#define AGENTD_HOOK_PATH_TRUNCATE 9
+#define AGENTD_HOOK_FILE_TRUNCATE 10
+#define AGENTD_HOOK_PATH_CHMOD 11
+#define AGENTD_HOOK_PATH_CHOWN 12
+#define AGENTD_HOOK_INODE_SETXATTR 13
+#define AGENTD_HOOK_INODE_REMOVEXATTR 14
+#define AGENTD_HOOK_BPRM_CHECK 15
+#define AGENTD_HOOK_MMAP_FILE 16
+#define AGENTD_HOOK_FILE_MPROTECT 17
+#define AGENTD_HOOK_CONNECT4 20
+#define AGENTD_HOOK_CONNECT6 21
+#define AGENTD_HOOK_SENDMSG4 22
+#define AGENTD_HOOK_SENDMSG6 23
+#define AGENTD_HOOK_BIND4 24
+#define AGENTD_HOOK_BIND6 25
+#define AGENTD_HOOK_SOCK_CREATE 26
+#define AGENTD_HOOK_BPF 30
+#define AGENTD_HOOK_PERF_EVENT_OPEN 31
+#define AGENTD_HOOK_KERNEL_MODULE_REQUEST 32
+#define AGENTD_HOOK_KERNEL_READ_FILE 33
+#define AGENTD_HOOK_KERNEL_LOAD_DATA 34
+#define AGENTD_HOOK_SB_MOUNT 35
+#define AGENTD_HOOK_MOVE_MOUNT 36
+#define AGENTD_HOOK_SB_UMOUNT 37
+#define AGENTD_HOOK_SB_PIVOTROOT 38
+#define AGENTD_HOOK_USERNS_CREATE 39
+#define AGENTD_HOOK_TASK_KILL 40
+#define AGENTD_HOOK_PTRACE_ACCESS_CHECK 41
+#define AGENTD_HOOK_PTRACE_TRACEME 42
+#define AGENTD_HOOK_KEY_ALLOC 43
+#define AGENTD_HOOK_KEY_PERMISSION 44
+#define AGENTD_HOOK_CGROUP_WRITE 45
 
 /* Decisions (event .decision). */
 #define AGENTD_DECISION_ALLOW 0
 #define AGENTD_DECISION_DENY 1
+
+/* Why (event .reason). Never reuse a number. */
+#define AGENTD_REASON_RULE 1 /* the most specific rule (rule_id) decided */
+#define AGENTD_REASON_NO_RULE 2 /* no rule covers the object: default deny */
+#define AGENTD_REASON_WALK_TOO_DEEP 3 /* the ancestry walk hit its bound: fail closed */
+#define AGENTD_REASON_LINK_WIDENS 4 /* link/rename would give the object more rights */
+#define AGENTD_REASON_WRITABLE_EXEC 5 /* exec from a tree the agent can write */
+#define AGENTD_REASON_ANON_EXEC 6 /* exec or executable map of a memfd/anonymous file */
+#define AGENTD_REASON_NO_POLICY 7 /* the agent has no loaded policy: fail closed */
+#define AGENTD_REASON_STRUCTURAL 8 /* the structural network deny list */
+#define AGENTD_REASON_SELF_PROTECT 9 /* denied to every agent */
+#define AGENTD_REASON_OUTSIDE_AGENT 10 /* the target task is outside the agent */
 
 /*
  * File rights, as policies grant them to file-system objects and their trees. Exec of a binary,
@@ -38,12 +91,18 @@
 
 /* agentd_file_event.flags */
 #define AGENTD_EVF_NAME_TRUNCATED (1U << 0)
+#define AGENTD_EVF_INTERNAL (1U << 1) /* the object is on an internal mount: no path reaches it */
 
 #define AGENTD_COMM_LEN 16
 #define AGENTD_NAME_LEN 256
 
-/* Capacity of the per-agent arrays (drop counters); agent ids are 1..AGENTD_MAX_AGENTS-1. */
+/* Agent ids are 1..AGENTD_MAX_AGENTS-1. Agent cgroups sit at up to AGENTD_MAX_AGENT_LEVELS
+ * distinct cgroup levels; a task's ancestry is searched at those levels only. */
 #define AGENTD_MAX_AGENTS 1024
+#define AGENTD_MAX_AGENT_LEVELS 4
+#define AGENTD_MAX_CGROUP_LEVEL 32
+/* Bound of the dentry ancestry walk (components, mount crossings included). */
+#define AGENTD_MAX_WALK 64
 
 /* Every event starts with this header; len covers the whole event, header included. */
 struct agentd_event_hdr {
@@ -54,20 +113,64 @@ struct agentd_event_hdr {
 };
 _Static_assert(sizeof(struct agentd_event_hdr) == 16, "agentd_event_hdr layout");
 
-/* agent_cgroups map: cgroup v2 id -> the agent it belongs to. */
-struct agentd_agent {
-	__u32 agent_id;
-	__u32 generation; /* policy generation the agent's rules were compiled at */
+/* agent_levels map (one entry): the cgroup levels agents sit at, appended, never reordered, so
+ * that a reader racing an update still finds every level it found before. */
+struct agentd_agent_levels {
+	__u32 count;
+	__u32 level[AGENTD_MAX_AGENT_LEVELS];
+	__u32 pad[3];
 };
-_Static_assert(sizeof(struct agentd_agent) == 8, "agentd_agent layout");
+_Static_assert(sizeof(struct agentd_agent_levels) == 32, "agentd_agent_levels layout");
+
+/* Who acted: the same block in every event. */
+struct agentd_task {
+	__u64 cgroup_id;
+	__u32 agent_id;
+	__u32 generation;
+	__u32 pid; /* thread-group id */
+	__u32 tid;
+	__u32 uid;
+	__u32 pad;
+	char comm[AGENTD_COMM_LEN];
+};
+_Static_assert(sizeof(struct agentd_task) == 48, "agentd_task layout");
+
+/* What was decided: the same block in every event. */
+struct agentd_verdict {
+	__u32 hook;
+	__u32 decision;
+	__u32 reason;
+	__u32 rule_id; /* 0: no rule */
+};
+_Static_assert(sizeof(struct agentd_verdict) == 16, "agentd_verdict layout");
 
 /*
- * file_rules map key: one file-system object of one agent. dev is the kernel's internal dev_t
- * (major << 20 | minor), as in super_block.s_dev; userspace converts st_dev to it.
+ * agent_cgroups map: cgroup v2 id -> agent id (__u32). agents map: agent id -> config. The config
+ * names the generation of the agent's rules: a reload writes the new generation's rules beside
+ * the old, then replaces the config in one update (hash-map updates are atomic to readers).
+ */
+#define AGENTD_AGENT_ALLOW_MEMFD_EXEC (1U << 0)
+#define AGENTD_AGENT_ALLOW_WRITABLE_EXEC (1U << 1)
+#define AGENTD_AGENT_LOG_ALLOWS (1U << 2)
+#define AGENTD_AGENT_ALLOW_BIND (1U << 3)
+
+struct agentd_agent_config {
+	__u32 generation;
+	__u32 flags; /* AGENTD_AGENT_* */
+	__u64 sock_families; /* bit n: the agent may create AF_n sockets */
+	__u32 sock_types; /* bit n: SOCK_n (1 stream, 2 dgram, 3 raw, 5 seqpacket) */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct agentd_agent_config) == 24, "agentd_agent_config layout");
+
+/*
+ * file_rules map key: one file-system object in one generation of one agent's rules. dev is the
+ * kernel's internal dev_t (major << 20 | minor), as in super_block.s_dev; userspace converts
+ * st_dev to it.
  */
 struct agentd_file_key {
 	__u32 agent_id;
-	__u32 pad;
+	__u32 generation;
 	__u64 dev;
 	__u64 ino;
 };
@@ -75,29 +178,88 @@ _Static_assert(sizeof(struct agentd_file_key) == 24, "agentd_file_key layout");
 
 struct agentd_file_rule {
 	__u32 rule_id; /* reported in events as the rule that decided */
-	__u32 flags; /* reserved, 0 */
+	__u32 rights; /* AGENTD_RIGHT_* granted on the object and, unless overridden, below it */
 };
 _Static_assert(sizeof(struct agentd_file_rule) == 8, "agentd_file_rule layout");
 
 struct agentd_file_event {
 	struct agentd_event_hdr hdr;
-	__u64 cgroup_id;
-	__u32 agent_id;
-	__u32 generation;
-	__u32 pid; /* thread-group id */
-	__u32 tid;
-	__u32 uid;
-	__u32 hook;
-	__u32 decision;
-	__u32 rule_id;
+	struct agentd_task task;
+	struct agentd_verdict verdict;
+	__u32 rights_needed;
+	__u32 rights_held;
 	__u64 dev;
 	__u64 ino;
 	__u32 flags;
 	__u32 name_len; /* bytes in name, without the NUL */
-	char comm[AGENTD_COMM_LEN];
 	char name[AGENTD_NAME_LEN]; /* the object's own dentry name, NUL-terminated */
 };
-_Static_assert(sizeof(struct agentd_file_event) == 96 + AGENTD_NAME_LEN,
+_Static_assert(sizeof(struct agentd_file_event) == 112 + AGENTD_NAME_LEN,
 	       "agentd_file_event layout");
+
+/*
+ * net_rules LPM trie key: prefixlen counts the 64 bits of agent id and generation, then address
+ * bits. IPv4 is stored IPv4-mapped (::ffff:a.b.c.d), so a v4 /n is a prefix of 64 + 96 + n bits.
+ */
+struct agentd_net_key {
+	__u32 prefixlen;
+	__u32 agent_id;
+	__u32 generation;
+	__u8 addr[16];
+};
+_Static_assert(sizeof(struct agentd_net_key) == 28, "agentd_net_key layout");
+
+#define AGENTD_NET_PORT_RANGES 8
+#define AGENTD_PROTO_TCP (1U << 0)
+#define AGENTD_PROTO_UDP (1U << 1)
+
+struct agentd_net_rule {
+	__u32 rule_id;
+	__u32 protocols; /* AGENTD_PROTO_* */
+	__u32 nranges; /* 0: every port */
+	__u32 pad;
+	__u16 port_lo[AGENTD_NET_PORT_RANGES];
+	__u16 port_hi[AGENTD_NET_PORT_RANGES];
+};
+_Static_assert(sizeof(struct agentd_net_rule) == 16 + 4 * AGENTD_NET_PORT_RANGES,
+	       "agentd_net_rule layout");
+
+/* structural_deny LPM trie key: no agent part; the list is host configuration. */
+struct agentd_addr_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+_Static_assert(sizeof(struct agentd_addr_key) == 20, "agentd_addr_key layout");
+
+/* endpoints hash: (agent, loopback address, port, protocol) the agent may reach on loopback:
+ * agentd's own endpoints for it, and listeners it bound itself (removed when they close). */
+struct agentd_endpoint_key {
+	__u32 agent_id;
+	__u16 port; /* host byte order */
+	__u8 protocol; /* AGENTD_PROTO_* */
+	__u8 pad;
+	__u8 addr[16];
+};
+_Static_assert(sizeof(struct agentd_endpoint_key) == 24, "agentd_endpoint_key layout");
+
+struct agentd_net_event {
+	struct agentd_event_hdr hdr;
+	struct agentd_task task;
+	struct agentd_verdict verdict;
+	__u16 family; /* AF_INET, AF_INET6 */
+	__u16 port; /* host byte order */
+	__u32 protocol; /* IPPROTO_*, or for sock_create the socket type */
+	__u8 addr[16]; /* IPv4 as IPv4-mapped IPv6 */
+};
+_Static_assert(sizeof(struct agentd_net_event) == 104, "agentd_net_event layout");
+
+struct agentd_self_event {
+	struct agentd_event_hdr hdr;
+	struct agentd_task task;
+	struct agentd_verdict verdict;
+	__u32 target_pid; /* signals and ptrace; 0 otherwise */
+	__u32 arg; /* the hook's main argument: bpf cmd, signal, ... */
+};
+_Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout");
 
 #endif /* AGENTD_ABI_H */

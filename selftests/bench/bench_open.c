@@ -4,7 +4,8 @@
  * drift hits all alike (medians over rounds):
  *   none     no program attached
  *   outside  programs attached; the task belongs to no agent (one map lookup)
- *   inside   programs attached; the task is an agent's with 10 deny rules on other files
+ *   inside   programs attached; the task is an agent's: rules "/" all rights and 10 deny rules
+ *            on other files (the walk from the target crosses /tmp's mount up to "/")
  * Prints one "BENCH" line per figure. Needs root and BPF LSM (the VM tier runs it).
  */
 #include <errno.h>
@@ -18,7 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "cgroup.h"
-#include "files.h"
+#include "enforcer.h"
+#include "rules.h"
 #include "log.h"
 
 #define ROUNDS 21
@@ -81,27 +83,27 @@ static int make_cgroup(const char *root, const char *name, char *path, size_t sz
 	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-static int setup_rules(struct files *f, const char *agent_cg)
+static int setup_rules(struct enforcer *e, const char *agent_cg)
 {
-	char path[64];
-	__u64 id;
-	int i, fd, err;
+	static char paths[RULES][64];
+	struct file_rule files[RULES + 1] = { { "/", AGENTD_RIGHTS_ALL } };
+	struct ruleset rs = { .files = files, .nfiles = RULES + 1 };
+	int i, fd, err, failed;
+	__u32 gen;
 
 	for (i = 0; i < RULES; i++) {
-		snprintf(path, sizeof(path), "/tmp/bench-denied-%d", i);
-		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		snprintf(paths[i], sizeof(paths[i]), "/tmp/bench-denied-%d", i);
+		fd = open(paths[i], O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return -errno;
 		close(fd);
-		err = files_deny(f, 1, path, i + 1);
-		if (err)
-			return err;
+		files[i + 1] = (struct file_rule){ paths[i], 0 };
 	}
-	err = cgroup_id(agent_cg, &id);
-	return err ? err : files_add_agent(f, id, 1, 1);
+	err = rules_apply(e, 1, &rs, &gen, &failed);
+	return err ? err : enforcer_add_cgroup(e, agent_cg, 1);
 }
 
-static int run(struct files *f, int cg_fd[2], const char *target)
+static int run(struct enforcer *f, int cg_fd[2], const char *target)
 {
 	double samples[NCOND][ROUNDS], med[NCOND];
 	int r, c, i, err;
@@ -110,8 +112,8 @@ static int run(struct files *f, int cg_fd[2], const char *target)
 		/* Rotate which condition goes first, so that no condition always follows a detach. */
 		for (i = 0; i < NCOND; i++) {
 			c = (r + i) % NCOND;
-			files_detach(f);
-			err = c == NONE ? 0 : files_attach(f);
+			enforcer_detach_lsm(f);
+			err = c == NONE ? 0 : enforcer_attach_lsm(f);
 			if (err)
 				return err;
 			samples[c][r] = measure(cg_fd[c == INSIDE], target);
@@ -119,7 +121,7 @@ static int run(struct files *f, int cg_fd[2], const char *target)
 				return -EIO;
 		}
 	}
-	files_detach(f);
+	enforcer_detach_lsm(f);
 	for (c = 0; c < NCOND; c++) {
 		qsort(samples[c], ROUNDS, sizeof(double), cmp_double);
 		med[c] = samples[c][ROUNDS / 2];
@@ -137,7 +139,8 @@ int main(void)
 	char root[PATH_MAX], plain[PATH_MAX], agent[PATH_MAX];
 	const char *target = "/tmp/bench-target";
 	int cg_fd[2] = { -1, -1 }, err, fd;
-	struct files *f = NULL;
+	struct enforcer_opts opts = { .lsm = true };
+	struct enforcer *f = NULL;
 
 	log_init("bench_open", LOG_INFO);
 	log_libbpf();
@@ -154,14 +157,14 @@ int main(void)
 		return 1;
 	}
 	close(fd);
-	err = files_load(&f, NULL, NULL);
+	err = enforcer_load(&f, &opts);
 	if (!err)
 		err = setup_rules(f, agent);
 	if (!err)
 		err = run(f, cg_fd, target);
 	if (err)
 		fprintf(stderr, "bench_open: %s\n", strerror(-err));
-	files_destroy(f);
+	enforcer_destroy(f);
 	close(cg_fd[0]);
 	close(cg_fd[1]);
 	rmdir(plain);

@@ -83,7 +83,7 @@ TEST(file_open_denied_inside_agent)
 	slice_start(&s);
 	ASSERT_EQ(run_in_cgroup(s.cgroup, try_open, s.secret, &child), EPERM);
 	snprintf(pid_field, sizeof(pid_field), " pid=%d ", child);
-	const char *want[] = { pid_field, "deny agent=1 ", "hook=file_open rule=1 ",
+	const char *want[] = { pid_field, "deny agent=1 ", "hook=file_open reason=rule rule=2 ",
 			       "name=\"secret\"", NULL };
 	if (!proc_wait_line(s.agentd, 10000, want))
 		FAIL("agentd printed no deny event for pid %d: \"%s\"", child, s.agentd->buf);

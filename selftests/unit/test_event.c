@@ -11,20 +11,22 @@ static struct agentd_file_event sample(void)
 			 .version = AGENTD_EVENT_VERSION,
 			 .len = sizeof(e),
 			 .ts_ns = 1 },
-		.cgroup_id = 4242,
-		.agent_id = 3,
-		.generation = 7,
-		.pid = 100,
-		.tid = 101,
-		.uid = 1000,
-		.hook = AGENTD_HOOK_FILE_OPEN,
-		.decision = AGENTD_DECISION_DENY,
-		.rule_id = 9,
+		.task = { .cgroup_id = 4242,
+			  .agent_id = 3,
+			  .generation = 7,
+			  .pid = 100,
+			  .tid = 101,
+			  .uid = 1000 },
+		.verdict = { .hook = AGENTD_HOOK_FILE_OPEN,
+			     .decision = AGENTD_DECISION_DENY,
+			     .reason = AGENTD_REASON_RULE,
+			     .rule_id = 9 },
+		.rights_needed = AGENTD_RIGHT_READ,
 		.dev = (8ULL << 20) | 1,
 		.ino = 1234,
 	};
 
-	strcpy(e.comm, "cat");
+	strcpy(e.task.comm, "cat");
 	strcpy(e.name, "secret");
 	e.name_len = 6;
 	return e;
@@ -38,7 +40,8 @@ TEST(file_event_line)
 
 	n = event_format(&e, sizeof(e), line, sizeof(line));
 	ASSERT_STREQ(line, "deny agent=3 gen=7 cgroup=4242 pid=100 tid=101 uid=1000 comm=\"cat\" "
-			   "hook=file_open rule=9 dev=8:1 ino=1234 name=\"secret\"");
+			   "hook=file_open reason=rule rule=9 need=0x1 have=0x0 dev=8:1 ino=1234 "
+			   "name=\"secret\"");
 	ASSERT_EQ(n, strlen(line));
 }
 
@@ -48,7 +51,7 @@ TEST(file_event_escapes_agent_bytes)
 	char line[512];
 
 	strcpy(e.name, "a b\"\n\\\xff");
-	strcpy(e.comm, "x=y\x1b");
+	strcpy(e.task.comm, "x=y\x1b");
 	e.flags = AGENTD_EVF_NAME_TRUNCATED;
 	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line, "comm=\"x=y\\x1b\""));
@@ -60,7 +63,7 @@ TEST(file_event_unterminated_strings_stay_in_bounds)
 	struct agentd_file_event e = sample();
 	char line[2048];
 
-	memset(e.comm, 'c', sizeof(e.comm));
+	memset(e.task.comm, 'c', sizeof(e.task.comm));
 	memset(e.name, 'n', sizeof(e.name));
 	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line, "comm=\"cccccccccccccccc\" "));
@@ -94,4 +97,59 @@ TEST(small_buffer_reports_enospc)
 
 	ASSERT_EQ(event_format(&e, sizeof(e), line, sizeof(line)), -ENOSPC);
 	ASSERT_EQ(event_format(&e, sizeof(e), line, 0), -ENOSPC);
+}
+
+TEST(net_event_line)
+{
+	struct agentd_net_event e = {
+		.hdr = { .type = AGENTD_EV_NET, .version = AGENTD_EVENT_VERSION, .len = sizeof(e) },
+		.task = { .agent_id = 2, .pid = 5, .tid = 5 },
+		.verdict = { .hook = AGENTD_HOOK_CONNECT6,
+			     .decision = AGENTD_DECISION_DENY,
+			     .reason = AGENTD_REASON_STRUCTURAL },
+		.family = 10,
+		.port = 443,
+		.protocol = 6,
+		.addr = { [10] = 0xff,
+			  [11] = 0xff,
+			  [12] = 169,
+			  [13] = 254,
+			  [14] = 169,
+			  [15] = 254 },
+	};
+	char line[512];
+
+	strcpy(e.task.comm, "curl");
+	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	/* The IPv4-mapped form on an IPv6 socket prints as IPv6, as the agent wrote it. */
+	ASSERT(strstr(line, "hook=connect6 reason=structural-deny rule=0 family=10 protocol=6 "
+			    "addr=::ffff:169.254.169.254 port=443"));
+	e.family = 2;
+	e.verdict.hook = AGENTD_HOOK_CONNECT4;
+	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(strstr(line, "addr=169.254.169.254 port=443"));
+}
+
+TEST(self_event_line_and_unknown_codes)
+{
+	struct agentd_self_event e = {
+		.hdr = { .type = AGENTD_EV_SELF,
+			 .version = AGENTD_EVENT_VERSION,
+			 .len = sizeof(e) },
+		.verdict = { .hook = AGENTD_HOOK_TASK_KILL,
+			     .decision = AGENTD_DECISION_DENY,
+			     .reason = AGENTD_REASON_OUTSIDE_AGENT },
+		.target_pid = 1,
+		.arg = 9,
+	};
+	char line[512];
+
+	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(strstr(line,
+		      "hook=task_kill reason=target-outside-agent rule=0 target_pid=1 arg=9"));
+	/* Codes from a newer kernel object are named "unknown", never indexed out of bounds. */
+	e.verdict.hook = 9999;
+	e.verdict.reason = 0;
+	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(strstr(line, "hook=unknown reason=unknown"));
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <sys/sysmacros.h>
-#include "files.h"
+#include "enforcer.h"
 #include "harness.h"
 #include "probe.h"
 

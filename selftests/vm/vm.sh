@@ -5,6 +5,7 @@
 #   vm.sh test    kernel tests on every kernel, plus a check that this tier fails without BPF LSM
 #   vm.sh bench   benchmarks on the first kernel
 #   vm.sh demo    the demo, on the first kernel
+#   vm.sh run     runs the shell command in VM_CMD in the guest (debugging), on the first kernel
 #
 # Environment: VM_KERNELS (default "6.1 6.12"), VM_TEST_ARGS (options for the guest's tests,
 # e.g. "-o omit-deny-rule"), VM_APPEND (extra kernel command line), CI (=true: cannot run -> FAIL).
@@ -65,6 +66,8 @@ build_initramfs() {
 	install -m 0755 "$(command -v busybox)" "$stage/bin/busybox"
 	install -m 0755 "$top/selftests/vm/init" "$stage/init"
 	install -D -m 0755 "$top/selftests/demo-guest.sh" "$stage/agentd/demo.sh"
+	printf '#!/bin/sh\n%s\n' "${VM_CMD:-true}" >"$stage/agentd/run.sh"
+	chmod 0755 "$stage/agentd/run.sh"
 	for b in agentd agentctl; do stage_binary "$top/build/$b" "agentd/$b"; done
 	for b in test_kernel bench_open; do
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
@@ -121,8 +124,8 @@ main() {
 			console "$log" | grep -E '^(BENCH|FAIL) ' | sed "s#^#vm-$series #"
 			results "$series" "$log" | grep -v '^PASS' || true
 			;;
-		demo)
-			boot "$vmlinuz" "$log" "agentd.mode=demo ${VM_APPEND:-}" || true
+		demo | run)
+			boot "$vmlinuz" "$log" "agentd.mode=$mode ${VM_APPEND:-}" || true
 			console "$log" | sed -n '/^AGENTD-VM /,/^AGENTD-VM-END/p'
 			results "$series" "$log" | grep '^FAIL' && return 1
 			;;

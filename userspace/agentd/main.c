@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * agentd: the privileged host daemon. Today it probes the kernel, and runs the first enforced
- * rule: deny opening named files to the tasks of one agent cgroup, printing each deny.
+ * agentd: the privileged host daemon. Today it probes the kernel and confines one agent cgroup
+ * given on the command line: self-protection and the structural network deny always, and with
+ * --deny-open, files it may not open (everything else stays allowed). Each decision the kernel
+ * reports is printed on stdout, one line each.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,8 +16,10 @@
 #include "agentd/abi.h"
 #include "cgroup.h"
 #include "event.h"
-#include "files.h"
+#include "enforcer.h"
+#include "rules.h"
 #include "log.h"
+#include "netdeny.h"
 #include "probe.h"
 
 #define MAX_DENY 64
@@ -41,13 +46,13 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: agentd --probe [--json]\n"
-		"       agentd --agent-cgroup PATH --deny-open FILE [--deny-open FILE...] [-v]\n"
+		"       agentd --agent-cgroup PATH [--deny-open FILE]... [-v]\n"
 		"\n"
 		"  --probe           report what this kernel can enforce; exit 0 when BPF LSM\n"
 		"                    is available, 1 when it is not\n"
-		"  --agent-cgroup    cgroup v2 directory whose tasks form the agent\n"
-		"  --deny-open       file the agent may not open (EPERM); each deny is printed\n"
-		"                    on stdout as one line\n"
+		"  --agent-cgroup    cgroup v2 directory whose tasks form the agent: self-\n"
+		"                    protection and the structural network deny apply to it\n"
+		"  --deny-open       a file the agent may not open (EPERM); needs BPF LSM\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
 		"\n"
 		"exit status: 0 success, 1 BPF LSM unavailable (--probe), 2 usage, 3 failure\n");
@@ -96,7 +101,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 	}
 	log_init("agentd", level);
-	if (optind != argc || (!o->probe && (!o->agent_cgroup || !o->ndeny))) {
+	if (optind != argc || (!o->probe && !o->agent_cgroup)) {
 		usage(stderr);
 		return -EINVAL;
 	}
@@ -133,69 +138,115 @@ static int do_probe(const struct options *o)
 	return probe_bpf_lsm_ok(&p) ? 0 : 1;
 }
 
-static int setup_rules(struct files *f, const struct options *o)
+/* Everything allowed but the denied files: the command-line agent until policies arrive. */
+static int setup_agent(struct enforcer *e, const struct options *o, bool lsm)
 {
-	__u64 cgid;
-	int err, i;
+	struct file_rule files[MAX_DENY + 1] = { { "/", AGENTD_RIGHTS_ALL } };
+	struct net_rule net[2] = { { .protocols = AGENTD_PROTO_TCP | AGENTD_PROTO_UDP },
+				   { .protocols = AGENTD_PROTO_TCP | AGENTD_PROTO_UDP } };
+	struct ruleset rs = {
+		.flags = AGENTD_AGENT_ALLOW_MEMFD_EXEC | AGENTD_AGENT_ALLOW_WRITABLE_EXEC |
+			 AGENTD_AGENT_ALLOW_BIND,
+		.sock_families = ~0ULL,
+		.sock_types = ~0U,
+		.files = files,
+		.nfiles = o->ndeny + 1,
+		.net = net,
+		.nnet = 2,
+	};
+	int err, i, failed = -1, cgfd;
+	__u32 gen;
 
-	err = cgroup_id(o->agent_cgroup, &cgid);
+	netdeny_parse_cidr("0.0.0.0/0", &net[0].cidr);
+	netdeny_parse_cidr("::/0", &net[1].cidr);
+	for (i = 0; i < o->ndeny; i++)
+		files[i + 1] = (struct file_rule){ o->deny[i], 0 };
+	err = rules_apply(e, AGENT_ID, &rs, &gen, &failed);
 	if (err) {
-		log_err("agent cgroup %s: %s\n", o->agent_cgroup, strerror(-err));
+		log_err("agent rules: %s%s%s\n", failed >= 0 ? files[failed].path : "",
+			failed >= 0 ? ": " : "", strerror(-err));
 		return err;
 	}
-	for (i = 0; i < o->ndeny; i++) {
-		err = files_deny(f, AGENT_ID, o->deny[i], i + 1);
-		if (err) {
-			log_err("deny rule %d (%s): %s\n", i + 1, o->deny[i], strerror(-err));
-			return err;
-		}
-	}
-	/* The agent is registered last: its rules are complete before any of its tasks match. */
-	err = files_add_agent(f, cgid, AGENT_ID, 1);
-	if (err)
+	/* The agent is registered after its rules: none of its tasks sees a partial rule set. */
+	err = enforcer_add_cgroup(e, o->agent_cgroup, AGENT_ID);
+	if (err) {
 		log_err("registering cgroup %s: %s\n", o->agent_cgroup, strerror(-err));
+		return err;
+	}
+	cgfd = open(o->agent_cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = cgfd < 0 ? -errno : enforcer_attach_cgroup(e, cgfd);
+	if (cgfd >= 0)
+		close(cgfd);
+	if (err) {
+		log_err("attaching cgroup programs to %s: %s\n", o->agent_cgroup, strerror(-err));
+		return err;
+	}
+	if (!lsm)
+		return 0;
+	err = enforcer_attach_lsm(e);
+	if (err)
+		log_err("attaching BPF LSM programs: %s\n", strerror(-err));
 	return err;
+}
+
+static void report_layers(struct enforcer *e, bool lsm)
+{
+	const char *const *missing;
+
+	if (!lsm) {
+		log_warn(
+			"BPF LSM is unavailable (agentd --probe): file, exec, socket-family and "
+			"self-protection rules are NOT enforced; network rules are (cgroup-BPF)\n");
+		return;
+	}
+	for (missing = enforcer_missing_hooks(e); *missing; missing++)
+		log_warn("this kernel has no LSM hook %s: not enforced\n", *missing);
 }
 
 static int run(const struct options *o)
 {
-	struct files *f = NULL;
+	struct enforcer_opts eo = { .on_event = print_event };
+	struct enforcer *e = NULL;
+	struct probe p;
 	__u64 drops = 0;
 	int err;
 
 	err = mount_kernel_fs();
 	if (err)
 		return err;
-	err = files_load(&f, print_event, NULL);
+	probe_kernel(&p);
+	eo.lsm = probe_bpf_lsm_ok(&p);
+	if (!eo.lsm && o->ndeny) {
+		log_err("--deny-open needs BPF LSM, which this kernel does not run (agentd "
+			"--probe): "
+			"refusing to start rather than run unconfined\n");
+		return -EOPNOTSUPP;
+	}
+	err = enforcer_load(&e, &eo);
 	if (err) {
-		log_err("loading the file policy programs: %s\n", strerror(-err));
+		log_err("loading the BPF programs: %s\n", strerror(-err));
 		return err;
 	}
-	err = setup_rules(f, o);
+	err = setup_agent(e, o, eo.lsm);
 	if (err)
 		goto out;
-	err = files_attach(f);
-	if (err) {
-		log_err("attaching lsm/file_open: %s (is BPF LSM active? try agentd --probe)\n",
-			strerror(-err));
-		goto out;
-	}
+	report_layers(e, eo.lsm);
 	printf("agentd: ready\n");
 	fflush(stdout);
 	while (!stop) {
-		err = files_consume(f, POLL_MS);
+		err = enforcer_consume(e, POLL_MS);
 		if (err < 0) {
 			log_err("reading events: %s\n", strerror(-err));
 			goto out;
 		}
 	}
-	err = files_drops(f, AGENT_ID, &drops);
+	err = enforcer_drops(e, AGENT_ID, &drops);
 	if (!err && drops)
 		log_warn("%llu events were lost: the ring buffer was full\n",
 			 (unsigned long long)drops);
 	err = 0;
 out:
-	files_destroy(f);
+	enforcer_destroy(e);
 	return err;
 }
 

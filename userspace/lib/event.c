@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,33 +47,127 @@ static void line_add_escaped(struct line *l, const char *s, size_t max)
 	}
 }
 
-static const char *hook_name(__u32 hook)
+static const char *const hook_names[] = {
+	[AGENTD_HOOK_FILE_OPEN] = "file_open",
+	[AGENTD_HOOK_PATH_MKNOD] = "path_mknod",
+	[AGENTD_HOOK_PATH_MKDIR] = "path_mkdir",
+	[AGENTD_HOOK_PATH_SYMLINK] = "path_symlink",
+	[AGENTD_HOOK_PATH_UNLINK] = "path_unlink",
+	[AGENTD_HOOK_PATH_RMDIR] = "path_rmdir",
+	[AGENTD_HOOK_PATH_LINK] = "path_link",
+	[AGENTD_HOOK_PATH_RENAME] = "path_rename",
+	[AGENTD_HOOK_PATH_TRUNCATE] = "path_truncate",
+	[AGENTD_HOOK_FILE_TRUNCATE] = "file_truncate",
+	[AGENTD_HOOK_PATH_CHMOD] = "path_chmod",
+	[AGENTD_HOOK_PATH_CHOWN] = "path_chown",
+	[AGENTD_HOOK_INODE_SETXATTR] = "inode_setxattr",
+	[AGENTD_HOOK_INODE_REMOVEXATTR] = "inode_removexattr",
+	[AGENTD_HOOK_BPRM_CHECK] = "bprm_check_security",
+	[AGENTD_HOOK_MMAP_FILE] = "mmap_file",
+	[AGENTD_HOOK_FILE_MPROTECT] = "file_mprotect",
+	[AGENTD_HOOK_CONNECT4] = "connect4",
+	[AGENTD_HOOK_CONNECT6] = "connect6",
+	[AGENTD_HOOK_SENDMSG4] = "sendmsg4",
+	[AGENTD_HOOK_SENDMSG6] = "sendmsg6",
+	[AGENTD_HOOK_BIND4] = "bind4",
+	[AGENTD_HOOK_BIND6] = "bind6",
+	[AGENTD_HOOK_SOCK_CREATE] = "sock_create",
+	[AGENTD_HOOK_BPF] = "bpf",
+	[AGENTD_HOOK_PERF_EVENT_OPEN] = "perf_event_open",
+	[AGENTD_HOOK_KERNEL_MODULE_REQUEST] = "kernel_module_request",
+	[AGENTD_HOOK_KERNEL_READ_FILE] = "kernel_read_file",
+	[AGENTD_HOOK_KERNEL_LOAD_DATA] = "kernel_load_data",
+	[AGENTD_HOOK_SB_MOUNT] = "sb_mount",
+	[AGENTD_HOOK_MOVE_MOUNT] = "move_mount",
+	[AGENTD_HOOK_SB_UMOUNT] = "sb_umount",
+	[AGENTD_HOOK_SB_PIVOTROOT] = "sb_pivotroot",
+	[AGENTD_HOOK_USERNS_CREATE] = "userns_create",
+	[AGENTD_HOOK_TASK_KILL] = "task_kill",
+	[AGENTD_HOOK_PTRACE_ACCESS_CHECK] = "ptrace_access_check",
+	[AGENTD_HOOK_PTRACE_TRACEME] = "ptrace_traceme",
+	[AGENTD_HOOK_KEY_ALLOC] = "key_alloc",
+	[AGENTD_HOOK_KEY_PERMISSION] = "key_permission",
+	[AGENTD_HOOK_CGROUP_WRITE] = "cgroup_write",
+};
+
+static const char *const reason_names[] = {
+	[AGENTD_REASON_RULE] = "rule",
+	[AGENTD_REASON_NO_RULE] = "no-rule",
+	[AGENTD_REASON_WALK_TOO_DEEP] = "walk-too-deep",
+	[AGENTD_REASON_LINK_WIDENS] = "link-widens-rights",
+	[AGENTD_REASON_WRITABLE_EXEC] = "exec-from-writable-tree",
+	[AGENTD_REASON_ANON_EXEC] = "anonymous-file-exec",
+	[AGENTD_REASON_NO_POLICY] = "no-policy",
+	[AGENTD_REASON_STRUCTURAL] = "structural-deny",
+	[AGENTD_REASON_SELF_PROTECT] = "self-protection",
+	[AGENTD_REASON_OUTSIDE_AGENT] = "target-outside-agent",
+};
+
+static const char *name_of(const char *const *names, size_t n, __u32 i)
 {
-	switch (hook) {
-	case AGENTD_HOOK_FILE_OPEN:
-		return "file_open";
-	default:
-		return "unknown";
-	}
+	return i < n && names[i] ? names[i] : "unknown";
+}
+
+#define NAME(table, i) name_of(table, sizeof(table) / sizeof(table[0]), i)
+
+static void format_common(struct line *l, const struct agentd_task *t,
+			  const struct agentd_verdict *v)
+{
+	line_add(l, "%s agent=%u gen=%u cgroup=%llu pid=%u tid=%u uid=%u comm=\"",
+		 v->decision == AGENTD_DECISION_DENY ? "deny" : "allow", t->agent_id, t->generation,
+		 (unsigned long long)t->cgroup_id, t->pid, t->tid, t->uid);
+	line_add_escaped(l, t->comm, sizeof(t->comm));
+	line_add(l, "\" hook=%s reason=%s rule=%u", NAME(hook_names, v->hook),
+		 NAME(reason_names, v->reason), v->rule_id);
 }
 
 static void format_file(struct line *l, const struct agentd_file_event *e)
 {
-	line_add(l, "%s agent=%u gen=%u cgroup=%llu pid=%u tid=%u uid=%u comm=\"",
-		 e->decision == AGENTD_DECISION_DENY ? "deny" : "allow", e->agent_id, e->generation,
-		 (unsigned long long)e->cgroup_id, e->pid, e->tid, e->uid);
-	line_add_escaped(l, e->comm, sizeof(e->comm));
-	line_add(l, "\" hook=%s rule=%u dev=%llu:%llu ino=%llu name=\"", hook_name(e->hook),
-		 e->rule_id, (unsigned long long)(e->dev >> 20),
+	format_common(l, &e->task, &e->verdict);
+	line_add(l, " need=0x%x have=0x%x dev=%llu:%llu ino=%llu name=\"", e->rights_needed,
+		 e->rights_held, (unsigned long long)(e->dev >> 20),
 		 (unsigned long long)(e->dev & 0xfffff), (unsigned long long)e->ino);
 	line_add_escaped(l, e->name, sizeof(e->name));
-	line_add(l, "\"%s", e->flags & AGENTD_EVF_NAME_TRUNCATED ? " name_truncated" : "");
+	line_add(l, "\"%s%s", e->flags & AGENTD_EVF_NAME_TRUNCATED ? " name_truncated" : "",
+		 e->flags & AGENTD_EVF_INTERNAL ? " internal" : "");
 }
+
+static void format_net(struct line *l, const struct agentd_net_event *e)
+{
+	char addr[INET6_ADDRSTRLEN];
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	format_common(l, &e->task, &e->verdict);
+	if (e->verdict.hook == AGENTD_HOOK_SOCK_CREATE) {
+		line_add(l, " family=%u type=%u", e->family, e->protocol);
+		return;
+	}
+	if (!memcmp(e->addr, mapped, sizeof(mapped)) && e->family == 2)
+		inet_ntop(AF_INET, e->addr + 12, addr, sizeof(addr));
+	else
+		inet_ntop(AF_INET6, e->addr, addr, sizeof(addr));
+	line_add(l, " family=%u protocol=%u addr=%s port=%u", e->family, e->protocol, addr,
+		 e->port);
+}
+
+static void format_self(struct line *l, const struct agentd_self_event *e)
+{
+	format_common(l, &e->task, &e->verdict);
+	line_add(l, " target_pid=%u arg=%u", e->target_pid, e->arg);
+}
+
+/* Copies the record into ev if it is exactly of that type's size. */
+#define TAKE(ev, data, len) ((len) == sizeof(ev) ? (memcpy(&(ev), data, sizeof(ev)), 0) : -EINVAL)
 
 int event_format(const void *data, size_t len, char *buf, size_t bufsz)
 {
 	struct line l = { .buf = buf, .size = bufsz };
 	struct agentd_event_hdr hdr;
+	union {
+		struct agentd_file_event file;
+		struct agentd_net_event net;
+		struct agentd_self_event self;
+	} ev;
 
 	if (!bufsz)
 		return -ENOSPC;
@@ -84,15 +179,21 @@ int event_format(const void *data, size_t len, char *buf, size_t bufsz)
 		return -EINVAL;
 
 	switch (hdr.type) {
-	case AGENTD_EV_FILE: {
-		struct agentd_file_event e;
-
-		if (len != sizeof(e))
+	case AGENTD_EV_FILE:
+		if (TAKE(ev.file, data, len))
 			return -EINVAL;
-		memcpy(&e, data, sizeof(e));
-		format_file(&l, &e);
+		format_file(&l, &ev.file);
 		break;
-	}
+	case AGENTD_EV_NET:
+		if (TAKE(ev.net, data, len))
+			return -EINVAL;
+		format_net(&l, &ev.net);
+		break;
+	case AGENTD_EV_SELF:
+		if (TAKE(ev.self, data, len))
+			return -EINVAL;
+		format_self(&l, &ev.self);
+		break;
 	default:
 		return -EINVAL;
 	}

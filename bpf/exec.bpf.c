@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exec policy: a binary runs, and a file is mapped executable, only with the EXEC right on it.
+ * Executable mappings are checked too, so that "ld.so ./binary" (which maps rather than execs)
+ * is held to the same rule. memfds and other files no path reaches are refused unless the
+ * policy allows them, and so are files in trees the agent can write, unless allowed.
+ *
+ * Fails closed like the file policy (rights.bpf.h).
+ */
+#include "rights.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline int check_exec(struct file *file, __u32 hook)
+{
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct walk w = {};
+	struct agent a;
+	int deny;
+
+	if (!current_agent(&a))
+		return 0;
+	if (!a.has_config) {
+		w.reason = AGENTD_REASON_NO_POLICY;
+		deny = 1;
+		goto out;
+	}
+	rights_walk(&a, d, BPF_CORE_READ(file, f_path.mnt), &w);
+	if (w.flags & AGENTD_EVF_INTERNAL) {
+		deny = !(a.cfg.flags & AGENTD_AGENT_ALLOW_MEMFD_EXEC);
+		w.reason = AGENTD_REASON_ANON_EXEC;
+		goto out;
+	}
+	deny = !(w.rights & AGENTD_RIGHT_EXEC);
+	if (!deny && !(a.cfg.flags & AGENTD_AGENT_ALLOW_WRITABLE_EXEC) &&
+	    (w.rights & (AGENTD_RIGHT_WRITE | AGENTD_RIGHT_CREATE))) {
+		deny = 1;
+		w.reason = AGENTD_REASON_WRITABLE_EXEC;
+	}
+out:
+	if (want_event(&a, deny))
+		emit_file_event(&a, hook, deny, &w, AGENTD_RIGHT_EXEC, d);
+	return lsm_verdict(deny);
+}
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
+{
+	return ret ? ret : check_exec(BPF_CORE_READ(bprm, file), AGENTD_HOOK_BPRM_CHECK);
+}
+
+SEC("lsm/mmap_file")
+int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags, int ret)
+{
+	if (ret || !file || !(prot & PROT_EXEC))
+		return ret;
+	return check_exec(file, AGENTD_HOOK_MMAP_FILE);
+}
+
+SEC("lsm/file_mprotect")
+int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot,
+	     int ret)
+{
+	struct file *file;
+
+	if (ret || !(prot & PROT_EXEC))
+		return ret;
+	file = BPF_CORE_READ(vma, vm_file);
+	return file ? check_exec(file, AGENTD_HOOK_FILE_MPROTECT) : 0;
+}

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network policy, as cgroup-BPF programs: they need no BPF LSM, so they enforce on every kernel.
+ * Attached (multi) to the cgroup above the agents; each decides for the agent of the current task.
+ *
+ * Destinations of connect() and sendmsg() pass two checks, in order:
+ *   1. the structural deny list (host configuration, never agent policy): loopback, private,
+ *      link-local, metadata, multicast ... in every form (IPv4 is kept IPv4-mapped, so the
+ *      ::ffff:a.b.c.d form is the same key; userspace adds the NAT64 and 6to4 forms). Loopback
+ *      is open only to agentd's endpoints for the agent and listeners the agent bound itself;
+ *   2. the agent's CIDR and port rules (most specific prefix wins); no rule, no connection.
+ * Fails closed: an agent without a loaded policy reaches nothing. Returns 1 allow, 0 deny (EPERM).
+ */
+#include "agent.bpf.h"
+#include <bpf/bpf_endian.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Longest prefix wins: value 1 denies, 0 is a host-configured exception inside a denied range. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct agentd_addr_key);
+	__type(value, __u32);
+} structural_deny SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct agentd_net_key);
+	__type(value, struct agentd_net_rule);
+} net_rules SEC(".maps");
+
+/* Loopback endpoints an agent may reach -> reference count. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct agentd_endpoint_key);
+	__type(value, __u32);
+} endpoints SEC(".maps");
+
+/* Socket cookie of a listener an agent bound -> its endpoint, to forget it when it closes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct agentd_endpoint_key);
+} bound_sockets SEC(".maps");
+
+struct dest {
+	__u8 addr[16]; /* IPv4-mapped for IPv4 */
+	__u16 port; /* host order */
+	__u16 family;
+	__u32 protocol; /* IPPROTO_* */
+};
+
+static __always_inline void map_v4(__u8 addr[16], __u32 ip4)
+{
+	__builtin_memset(addr, 0, 10);
+	addr[10] = 0xff;
+	addr[11] = 0xff;
+	__builtin_memcpy(addr + 12, &ip4, 4);
+}
+
+static __always_inline __u8 proto_bit(__u32 protocol)
+{
+	return protocol == IPPROTO_TCP	 ? AGENTD_PROTO_TCP
+	       : protocol == IPPROTO_UDP ? AGENTD_PROTO_UDP
+					 : 0;
+}
+
+static __always_inline int is_loopback(const __u8 a[16])
+{
+	__u64 hi, lo;
+
+	__builtin_memcpy(&hi, a, 8);
+	__builtin_memcpy(&lo, a + 8, 8);
+	if (hi)
+		return 0;
+	/* ::1, or ::ffff:127.x.y.z (bytes 8..12 are 00 00 ff ff 7f in memory order) */
+	return lo == bpf_cpu_to_be64(1) || (lo & bpf_cpu_to_be64(0xffffffffff000000ULL)) ==
+						   bpf_cpu_to_be64(0x0000ffff7f000000ULL);
+}
+
+static __always_inline int own_endpoint(const struct agent *a, const struct dest *d)
+{
+	struct agentd_endpoint_key k = {
+		.agent_id = a->id,
+		.port = d->port,
+		.protocol = proto_bit(d->protocol),
+	};
+
+	__builtin_memcpy(k.addr, d->addr, 16);
+	if (bpf_map_lookup_elem(&endpoints, &k))
+		return 1;
+	/* A listener on the any address is reachable on loopback. */
+	__builtin_memset(k.addr, 0, 16);
+	if (d->family == AF_INET) {
+		k.addr[10] = 0xff;
+		k.addr[11] = 0xff;
+	}
+	return bpf_map_lookup_elem(&endpoints, &k) != NULL;
+}
+
+static __always_inline int port_allowed(const struct agentd_net_rule *r, __u16 port)
+{
+	__u32 i;
+
+	if (!r->nranges)
+		return 1;
+	for (i = 0; i < AGENTD_NET_PORT_RANGES; i++) {
+		if (i >= r->nranges)
+			break;
+		if (port >= r->port_lo[i] && port <= r->port_hi[i])
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline void emit_net_event(const struct agent *a, __u32 hook, int deny,
+					   __u32 reason, __u32 rule_id, const struct dest *d)
+{
+	struct agentd_net_event *e;
+
+	e = event_reserve(a->id, sizeof(*e));
+	if (!e)
+		return;
+	event_fill(&e->hdr, AGENTD_EV_NET, sizeof(*e), &e->task, a, &e->verdict, hook, deny, reason,
+		   rule_id);
+	e->family = d->family;
+	e->port = d->port;
+	e->protocol = d->protocol;
+	__builtin_memcpy(e->addr, d->addr, 16);
+	event_submit(e);
+}
+
+/* Returns 1 to allow, 0 to deny. */
+static __always_inline int check_dest(__u32 hook, const struct dest *d)
+{
+	struct agentd_addr_key sk = { .prefixlen = 128 };
+	struct agentd_net_key rk = { .prefixlen = 64 + 128 };
+	struct agentd_net_rule *rule;
+	__u32 reason, rule_id = 0, *structural;
+	struct agent a;
+	int deny;
+
+	if (!current_agent(&a))
+		return 1;
+	if (!a.has_config) {
+		reason = AGENTD_REASON_NO_POLICY;
+		deny = 1;
+		goto out;
+	}
+	__builtin_memcpy(sk.addr, d->addr, 16);
+	structural = bpf_map_lookup_elem(&structural_deny, &sk);
+	if (structural && *structural) {
+		deny = !(is_loopback(d->addr) && own_endpoint(&a, d));
+		reason = AGENTD_REASON_STRUCTURAL;
+		goto out;
+	}
+	rk.agent_id = a.id;
+	rk.generation = a.cfg.generation;
+	__builtin_memcpy(rk.addr, d->addr, 16);
+	rule = bpf_map_lookup_elem(&net_rules, &rk);
+	if (!rule) {
+		reason = AGENTD_REASON_NO_RULE;
+		deny = 1;
+		goto out;
+	}
+	rule_id = rule->rule_id;
+	reason = AGENTD_REASON_RULE;
+	deny = !(rule->protocols & proto_bit(d->protocol)) || !port_allowed(rule, d->port);
+out:
+	if (want_event(&a, deny))
+		emit_net_event(&a, hook, deny, reason, rule_id, d);
+	return cgroup_verdict(deny);
+}
+
+static __always_inline int check4(struct bpf_sock_addr *ctx, __u32 hook)
+{
+	struct dest d = { .family = AF_INET, .protocol = ctx->protocol };
+
+	map_v4(d.addr, ctx->user_ip4);
+	d.port = bpf_ntohs(ctx->user_port);
+	return check_dest(hook, &d);
+}
+
+static __always_inline int check6(struct bpf_sock_addr *ctx, __u32 hook)
+{
+	struct dest d = { .family = AF_INET6, .protocol = ctx->protocol };
+	__u32 w[4];
+
+	w[0] = ctx->user_ip6[0];
+	w[1] = ctx->user_ip6[1];
+	w[2] = ctx->user_ip6[2];
+	w[3] = ctx->user_ip6[3];
+	__builtin_memcpy(d.addr, w, 16);
+	d.port = bpf_ntohs(ctx->user_port);
+	return check_dest(hook, &d);
+}
+
+SEC("cgroup/connect4")
+int connect4(struct bpf_sock_addr *ctx)
+{
+	return check4(ctx, AGENTD_HOOK_CONNECT4);
+}
+
+SEC("cgroup/connect6")
+int connect6(struct bpf_sock_addr *ctx)
+{
+	return check6(ctx, AGENTD_HOOK_CONNECT6);
+}
+
+SEC("cgroup/sendmsg4")
+int sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return check4(ctx, AGENTD_HOOK_SENDMSG4);
+}
+
+SEC("cgroup/sendmsg6")
+int sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return check6(ctx, AGENTD_HOOK_SENDMSG6);
+}
+
+static __always_inline int check_bind(__u32 hook, __u16 family, __u32 protocol)
+{
+	struct dest d = { .family = family, .protocol = protocol };
+	struct agent a;
+	int deny;
+
+	if (!current_agent(&a))
+		return 1;
+	deny = !a.has_config || !(a.cfg.flags & AGENTD_AGENT_ALLOW_BIND);
+	if (want_event(&a, deny))
+		emit_net_event(&a, hook, deny,
+			       a.has_config ? AGENTD_REASON_NO_RULE : AGENTD_REASON_NO_POLICY, 0,
+			       &d);
+	return cgroup_verdict(deny);
+}
+
+SEC("cgroup/bind4")
+int bind4(struct bpf_sock_addr *ctx)
+{
+	return check_bind(AGENTD_HOOK_BIND4, AF_INET, ctx->protocol);
+}
+
+SEC("cgroup/bind6")
+int bind6(struct bpf_sock_addr *ctx)
+{
+	return check_bind(AGENTD_HOOK_BIND6, AF_INET6, ctx->protocol);
+}
+
+/* After a bind succeeded (the port is known): remember the agent's own listener. */
+static __always_inline int remember_bound(struct bpf_sock *sk, const __u8 addr[16])
+{
+	struct agentd_endpoint_key k = {};
+	__u64 cookie;
+	__u32 one = 1, *refs;
+	struct agent a;
+
+	if (!current_agent(&a))
+		return 1;
+	k.agent_id = a.id;
+	k.port = sk->src_port;
+	k.protocol = proto_bit(sk->protocol);
+	__builtin_memcpy(k.addr, addr, 16);
+	cookie = bpf_get_socket_cookie(sk);
+	if (bpf_map_update_elem(&bound_sockets, &cookie, &k, BPF_NOEXIST))
+		return 1;
+	refs = bpf_map_lookup_elem(&endpoints, &k);
+	if (refs)
+		__sync_fetch_and_add(refs, 1);
+	else
+		bpf_map_update_elem(&endpoints, &k, &one, BPF_NOEXIST);
+	return 1;
+}
+
+SEC("cgroup/post_bind4")
+int post_bind4(struct bpf_sock *sk)
+{
+	__u8 addr[16];
+
+	map_v4(addr, sk->src_ip4);
+	return remember_bound(sk, addr);
+}
+
+SEC("cgroup/post_bind6")
+int post_bind6(struct bpf_sock *sk)
+{
+	__u32 w[4];
+
+	w[0] = sk->src_ip6[0];
+	w[1] = sk->src_ip6[1];
+	w[2] = sk->src_ip6[2];
+	w[3] = sk->src_ip6[3];
+	return remember_bound(sk, (const __u8 *)w);
+}
+
+/* Whoever closes it last: a released listener stops being reachable. */
+SEC("cgroup/sock_release")
+int sock_release(struct bpf_sock *sk)
+{
+	struct agentd_endpoint_key *k;
+	__u64 cookie = bpf_get_socket_cookie(sk);
+	__u32 *refs;
+
+	k = bpf_map_lookup_elem(&bound_sockets, &cookie);
+	if (!k)
+		return 1;
+	refs = bpf_map_lookup_elem(&endpoints, k);
+	if (refs && __sync_fetch_and_add(refs, -1) == 1)
+		bpf_map_delete_elem(&endpoints, k);
+	bpf_map_delete_elem(&bound_sockets, &cookie);
+	return 1;
+}
+
+/* inet sockets only (the kernel runs this hook in inet_create/inet6_create): types. The BPF LSM
+ * layer (sock.bpf.c) checks every family. */
+SEC("cgroup/sock_create")
+int sock_create(struct bpf_sock *sk)
+{
+	struct dest d = { .family = sk->family, .protocol = sk->type };
+	struct agent a;
+	int deny;
+
+	if (!current_agent(&a))
+		return 1;
+	deny = !a.has_config || !(a.cfg.sock_families & (1ULL << (sk->family & 63))) ||
+	       !(a.cfg.sock_types & (1U << (sk->type & 31)));
+	if (want_event(&a, deny))
+		emit_net_event(&a, AGENTD_HOOK_SOCK_CREATE, deny,
+			       a.has_config ? AGENTD_REASON_NO_RULE : AGENTD_REASON_NO_POLICY, 0,
+			       &d);
+	return cgroup_verdict(deny);
+}

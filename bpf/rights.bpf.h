@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * File rights of an agent on a file-system object: the rule of the nearest object in its dentry
+ * ancestry (itself first), walking up to the root and across mount points. The most specific rule
+ * wins, so a tree can be denied inside an allowed one. No rule: no rights. A walk that cannot
+ * finish within AGENTD_MAX_WALK steps yields no rights (fail closed), with its own reason.
+ */
+#ifndef AGENTD_RIGHTS_BPF_H
+#define AGENTD_RIGHTS_BPF_H
+
+#include "agent.bpf.h"
+
+/* kern_mount()ed file systems (pipes, sockets, memfd, anon inodes) are no namespace's. */
+#define MNT_NS_INTERNAL ((struct mnt_namespace *)-22L)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct agentd_file_key);
+	__type(value, struct agentd_file_rule);
+} file_rules SEC(".maps");
+
+struct walk {
+	__u32 rights;
+	__u32 rule_id;
+	__u32 reason;
+	__u32 flags; /* AGENTD_EVF_INTERNAL */
+	__u32 depth; /* steps to the deciding rule: 0 when the rule is on the object itself */
+};
+
+static __always_inline struct mount *real_mount(struct vfsmount *m)
+{
+	return (struct mount *)((void *)m - bpf_core_field_offset(struct mount, mnt));
+}
+
+struct walk_state {
+	struct agentd_file_key key;
+	struct dentry *d;
+	struct dentry *root;
+	struct mount *mnt;
+	struct walk *w;
+	int done;
+};
+
+/* One step up the ancestry; returns 1 when decided. A bpf_loop() callback. */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk_state *s = ctx;
+	struct dentry *d = s->d, *up;
+	struct mount *mnt = s->mnt, *parent;
+	struct agentd_file_rule *rule;
+	struct inode *inode;
+
+	inode = BPF_CORE_READ(d, d_inode);
+	/* A negative dentry (a name being created) has no object yet: its parent decides. */
+	if (inode) {
+		s->key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		s->key.ino = BPF_CORE_READ(inode, i_ino);
+		rule = bpf_map_lookup_elem(&file_rules, &s->key);
+		if (rule) {
+			s->w->rights = rule->rights;
+			s->w->rule_id = rule->rule_id;
+			s->w->reason = AGENTD_REASON_RULE;
+			s->w->depth = i;
+			s->done = 1;
+			return 1;
+		}
+	}
+	if (d == s->root) {
+		parent = BPF_CORE_READ(mnt, mnt_parent);
+		if (parent == mnt) {
+			struct mnt_namespace *ns = BPF_CORE_READ(mnt, mnt_ns);
+
+			if (!ns || ns == MNT_NS_INTERNAL)
+				s->w->flags |= AGENTD_EVF_INTERNAL;
+			s->w->reason = AGENTD_REASON_NO_RULE;
+			s->done = 1;
+			return 1;
+		}
+		s->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		s->mnt = parent;
+		s->root = BPF_CORE_READ(parent, mnt.mnt_root);
+		return 0;
+	}
+	up = BPF_CORE_READ(d, d_parent);
+	if (up == d) {
+		/* The top of a file system that is not its mount's root: a disconnected dentry
+		 * (e.g. a bind mount of a deleted tree). No rule reaches it. */
+		s->w->reason = AGENTD_REASON_NO_RULE;
+		s->done = 1;
+		return 1;
+	}
+	s->d = up;
+	return 0;
+}
+
+static __always_inline void rights_walk(const struct agent *a, struct dentry *d,
+					struct vfsmount *vmnt, struct walk *w)
+{
+	struct walk_state s = {
+		.key = { .agent_id = a->id, .generation = a->cfg.generation },
+		.d = d,
+		.root = BPF_CORE_READ(vmnt, mnt_root),
+		.mnt = real_mount(vmnt),
+		.w = w,
+	};
+
+	w->rights = 0;
+	w->rule_id = 0;
+	w->flags = 0;
+	bpf_loop(AGENTD_MAX_WALK, walk_step, &s, 0);
+	if (!s.done)
+		w->reason = AGENTD_REASON_WALK_TOO_DEEP;
+}
+
+static __always_inline void emit_file_event(const struct agent *a, __u32 hook, int deny,
+					    const struct walk *w, __u32 needed,
+					    struct dentry *object)
+{
+	struct agentd_file_event *e;
+	const unsigned char *name;
+	struct inode *inode;
+	long n;
+
+	e = event_reserve(a->id, sizeof(*e));
+	if (!e)
+		return;
+	event_fill(&e->hdr, AGENTD_EV_FILE, sizeof(*e), &e->task, a, &e->verdict, hook, deny,
+		   w->reason, w->rule_id);
+	e->rights_needed = needed;
+	e->rights_held = w->rights;
+	inode = BPF_CORE_READ(object, d_inode);
+	e->dev = inode ? BPF_CORE_READ(inode, i_sb, s_dev) : 0;
+	e->ino = inode ? BPF_CORE_READ(inode, i_ino) : 0;
+	e->flags = w->flags;
+	name = BPF_CORE_READ(object, d_name.name);
+	n = bpf_probe_read_kernel_str(e->name, sizeof(e->name), name);
+	if (n < 1) {
+		e->name[0] = '\0';
+		n = 1;
+	}
+	e->name_len = n - 1;
+	if (BPF_CORE_READ(object, d_name.len) > e->name_len)
+		e->flags |= AGENTD_EVF_NAME_TRUNCATED;
+	event_submit(e);
+}
+
+/* The verdict on an agent needing rights on the object at (d, mnt); name_of names it in
+ * events (the new name for a creation). Returns 0 or -EPERM. */
+static __always_inline int decide(const struct agent *a, __u32 hook, struct dentry *d,
+				  struct vfsmount *mnt, struct dentry *name_of, __u32 needed)
+{
+	struct walk w = {};
+	int deny;
+
+	if (!a->has_config) {
+		w.reason = AGENTD_REASON_NO_POLICY;
+		deny = 1;
+	} else {
+		rights_walk(a, d, mnt, &w);
+		deny = (w.rights & needed) != needed;
+	}
+	if (want_event(a, deny))
+		emit_file_event(a, hook, deny, &w, needed, name_of);
+	return lsm_verdict(deny);
+}
+
+#endif /* AGENTD_RIGHTS_BPF_H */

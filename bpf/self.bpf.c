@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Self-protection: what no agent may do, whatever its policy. An agent may not load BPF or
+ * kernel modules, open perf events, mount, create user namespaces, use keyrings, write to any
+ * cgroup file (so it never leaves its cgroup: cgroup.procs writes and clone3(CLONE_INTO_CGROUP)
+ * both need write permission on cgroup.procs), or signal or ptrace a task outside itself.
+ *
+ * Fails closed: every agent task is denied; tasks of no agent are not affected.
+ */
+#include "agent.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline int deny_self(const struct agent *a, __u32 hook, __u32 reason,
+				     __u32 target_pid, __u32 arg)
+{
+	struct agentd_self_event *e;
+
+	e = event_reserve(a->id, sizeof(*e));
+	if (e) {
+		event_fill(&e->hdr, AGENTD_EV_SELF, sizeof(*e), &e->task, a, &e->verdict, hook, 1,
+			   reason, 0);
+		e->target_pid = target_pid;
+		e->arg = arg;
+		event_submit(e);
+	}
+	return -EPERM;
+}
+
+static __always_inline int deny_agents(__u32 hook, __u32 arg)
+{
+	struct agent a;
+
+	if (!current_agent(&a))
+		return 0;
+	return deny_self(&a, hook, AGENTD_REASON_SELF_PROTECT, 0, arg);
+}
+
+/*
+ * Denied to every agent, so these programs read no argument: hook signatures differ between
+ * kernels (perf_event_open lost its attr in 6.11), and the previous program's verdict needs no
+ * reading either: the trampoline runs no further program once one has returned an error.
+ * userns_create exists from Linux 6.1 on; where a hook is missing it is reported, not loaded.
+ */
+SEC("lsm/bpf")
+int BPF_PROG(bpf_syscall)
+{
+	return deny_agents(AGENTD_HOOK_BPF, 0);
+}
+
+SEC("lsm/perf_event_open")
+int BPF_PROG(perf_event_open)
+{
+	return deny_agents(AGENTD_HOOK_PERF_EVENT_OPEN, 0);
+}
+
+SEC("lsm/kernel_module_request")
+int BPF_PROG(kernel_module_request)
+{
+	return deny_agents(AGENTD_HOOK_KERNEL_MODULE_REQUEST, 0);
+}
+
+SEC("lsm/kernel_read_file")
+int BPF_PROG(kernel_read_file)
+{
+	return deny_agents(AGENTD_HOOK_KERNEL_READ_FILE, 0);
+}
+
+SEC("lsm/kernel_load_data")
+int BPF_PROG(kernel_load_data)
+{
+	return deny_agents(AGENTD_HOOK_KERNEL_LOAD_DATA, 0);
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(sb_mount)
+{
+	return deny_agents(AGENTD_HOOK_SB_MOUNT, 0);
+}
+
+SEC("lsm/move_mount")
+int BPF_PROG(move_mount)
+{
+	return deny_agents(AGENTD_HOOK_MOVE_MOUNT, 0);
+}
+
+SEC("lsm/sb_umount")
+int BPF_PROG(sb_umount)
+{
+	return deny_agents(AGENTD_HOOK_SB_UMOUNT, 0);
+}
+
+SEC("lsm/sb_pivotroot")
+int BPF_PROG(sb_pivotroot)
+{
+	return deny_agents(AGENTD_HOOK_SB_PIVOTROOT, 0);
+}
+
+SEC("lsm/userns_create")
+int BPF_PROG(userns_create)
+{
+	return deny_agents(AGENTD_HOOK_USERNS_CREATE, 0);
+}
+
+SEC("lsm/key_alloc")
+int BPF_PROG(key_alloc)
+{
+	return deny_agents(AGENTD_HOOK_KEY_ALLOC, 0);
+}
+
+SEC("lsm/key_permission")
+int BPF_PROG(key_permission)
+{
+	return deny_agents(AGENTD_HOOK_KEY_PERMISSION, 0);
+}
+
+/* Write permission on a cgroup file system object: the gate for both ways of moving a task. */
+SEC("lsm/inode_permission")
+int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
+{
+	unsigned long magic;
+
+	if (ret || !(mask & (MAY_WRITE | MAY_APPEND)))
+		return ret;
+	magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	if (magic != CGROUP2_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC)
+		return 0;
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, mask);
+}
+
+/* Signals and ptrace reach only tasks of the same agent. */
+static __always_inline int check_target(struct task_struct *target, __u32 hook, __u32 arg)
+{
+	struct agent a;
+
+	if (!current_agent(&a))
+		return 0;
+	if (task_agent(target) == a.id)
+		return 0;
+	return deny_self(&a, hook, AGENTD_REASON_OUTSIDE_AGENT, BPF_CORE_READ(target, tgid), arg);
+}
+
+SEC("lsm/task_kill")
+int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
+	     const struct cred *cred, int ret)
+{
+	return ret ? ret : check_target(p, AGENTD_HOOK_TASK_KILL, sig);
+}
+
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+{
+	return ret ? ret : check_target(child, AGENTD_HOOK_PTRACE_ACCESS_CHECK, mode);
+}
+
+SEC("lsm/ptrace_traceme")
+int BPF_PROG(ptrace_traceme, struct task_struct *parent, int ret)
+{
+	return ret ? ret : check_target(parent, AGENTD_HOOK_PTRACE_TRACEME, 0);
+}

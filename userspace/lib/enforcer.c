@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cgroup.h"
+#include "enforcer.h"
+#include "log.h"
+#include "netdeny.h"
+#include "files.skel.h"
+#include "exec.skel.h"
+#include "self.skel.h"
+#include "sock.skel.h"
+#include "net.skel.h"
+
+#define MAX_LINKS 64
+#define MAX_MISSING 16
+
+struct object {
+	const char *name;
+	const void *(*elf_bytes)(size_t *sz);
+	bool lsm;
+	struct bpf_object *obj;
+};
+
+struct enforcer {
+	struct object objs[5];
+	struct bpf_object *owner; /* the first object loaded: its maps are everyone's */
+	struct bpf_link *lsm_links[MAX_LINKS];
+	int nlsm_links;
+	struct bpf_link *cg_links[MAX_LINKS];
+	int ncg_links;
+	const char *missing[MAX_MISSING + 1];
+	int nmissing;
+	struct ring_buffer *events;
+};
+
+__u64 kernel_dev(dev_t st_dev)
+{
+	return ((__u64)major(st_dev) << 20) | minor(st_dev);
+}
+
+static const struct object objects[] = {
+	{ .name = "files", .elf_bytes = files_bpf__elf_bytes, .lsm = true },
+	{ .name = "exec", .elf_bytes = exec_bpf__elf_bytes, .lsm = true },
+	{ .name = "self", .elf_bytes = self_bpf__elf_bytes, .lsm = true },
+	{ .name = "sock", .elf_bytes = sock_bpf__elf_bytes, .lsm = true },
+	{ .name = "net", .elf_bytes = net_bpf__elf_bytes, .lsm = false },
+};
+
+/* An LSM hook this kernel does not have is not loaded, and is reported (enforcer_missing_hooks). */
+static void skip_missing_hooks(struct enforcer *e, struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	const char *hook;
+
+	bpf_object__for_each_program(prog, obj)
+	{
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
+			continue;
+		hook = strchr(bpf_program__section_name(prog), '/') + 1;
+		if (libbpf_find_vmlinux_btf_id(hook, BPF_LSM_MAC) > 0)
+			continue;
+		bpf_program__set_autoload(prog, false);
+		if (e->nmissing < MAX_MISSING)
+			e->missing[e->nmissing++] = hook;
+	}
+}
+
+static int share_maps(struct enforcer *e, struct bpf_object *obj)
+{
+	struct bpf_map *map, *own;
+	int err;
+
+	if (!e->owner)
+		return 0;
+	bpf_object__for_each_map(map, obj)
+	{
+		if (bpf_map__is_internal(map))
+			continue;
+		own = bpf_object__find_map_by_name(e->owner, bpf_map__name(map));
+		if (!own)
+			continue;
+		err = bpf_map__reuse_fd(map, bpf_map__fd(own));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int load_object(struct enforcer *e, struct object *o)
+{
+	size_t sz;
+	const void *bytes = o->elf_bytes(&sz);
+	int err;
+
+	o->obj = bpf_object__open_mem(bytes, sz, NULL);
+	if (!o->obj)
+		return -errno;
+	skip_missing_hooks(e, o->obj);
+	err = share_maps(e, o->obj);
+	if (!err)
+		err = bpf_object__load(o->obj);
+	if (err) {
+		log_debug("loading BPF object %s: %s\n", o->name, strerror(-err));
+		return err;
+	}
+	if (!e->owner)
+		e->owner = o->obj;
+	return 0;
+}
+
+static int fill_structural(struct enforcer *e)
+{
+	struct agentd_addr_key keys[128];
+	__u32 deny = 1;
+	int n, i, fd = enforcer_map_fd(e, "structural_deny");
+
+	if (fd < 0)
+		return fd;
+	n = netdeny_default(keys, sizeof(keys) / sizeof(keys[0]));
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, &keys[i], &deny, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
+{
+	struct enforcer *e;
+	size_t i;
+	int err;
+
+	*out = NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	memcpy(e->objs, objects, sizeof(objects));
+	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+		if (e->objs[i].lsm && !opts->lsm)
+			continue;
+		err = load_object(e, &e->objs[i]);
+		if (err)
+			goto err_free;
+	}
+	err = fill_structural(e);
+	if (err)
+		goto err_free;
+	if (opts->on_event) {
+		e->events =
+			ring_buffer__new(enforcer_map_fd(e, "events"),
+					 (ring_buffer_sample_fn)opts->on_event, opts->ctx, NULL);
+		if (!e->events) {
+			err = -errno;
+			goto err_free;
+		}
+	}
+	*out = e;
+	return 0;
+
+err_free:
+	enforcer_destroy(e);
+	return err;
+}
+
+static int attach_all(struct enforcer *e, bool lsm, int cgroup_fd)
+{
+	struct bpf_link **links = lsm ? e->lsm_links : e->cg_links;
+	int *n = lsm ? &e->nlsm_links : &e->ncg_links;
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	size_t i;
+
+	for (i = 0; i < sizeof(e->objs) / sizeof(e->objs[0]); i++) {
+		if (!e->objs[i].obj || e->objs[i].lsm != lsm)
+			continue;
+		bpf_object__for_each_program(prog, e->objs[i].obj)
+		{
+			if (!bpf_program__autoload(prog))
+				continue;
+			if (*n == MAX_LINKS)
+				return -E2BIG;
+			link = lsm ? bpf_program__attach(prog)
+				   : bpf_program__attach_cgroup(prog, cgroup_fd);
+			if (!link)
+				return -errno;
+			links[(*n)++] = link;
+		}
+	}
+	return 0;
+}
+
+int enforcer_attach_lsm(struct enforcer *e)
+{
+	int err = attach_all(e, true, -1);
+
+	if (err)
+		enforcer_detach_lsm(e);
+	return err;
+}
+
+void enforcer_detach_lsm(struct enforcer *e)
+{
+	while (e->nlsm_links > 0)
+		bpf_link__destroy(e->lsm_links[--e->nlsm_links]);
+}
+
+int enforcer_attach_cgroup(struct enforcer *e, int cgroup_fd)
+{
+	return attach_all(e, false, cgroup_fd);
+}
+
+const char *const *enforcer_missing_hooks(const struct enforcer *e)
+{
+	return e->missing;
+}
+
+/* The cgroup's level: how many components below the cgroup v2 root. */
+static int cgroup_level(const char *path)
+{
+	char root[PATH_MAX], real[PATH_MAX];
+	const char *p;
+	int level = 0, err;
+
+	err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		return err;
+	if (!realpath(path, real))
+		return -errno;
+	if (strncmp(real, root, strlen(root)))
+		return -EXDEV;
+	for (p = real + strlen(root); *p; p++)
+		if (*p == '/' && p[1])
+			level++;
+	return level;
+}
+
+int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id)
+{
+	int level, levels_fd = enforcer_map_fd(e, "agent_levels");
+	int cg_fd = enforcer_map_fd(e, "agent_cgroups");
+	struct agentd_agent_levels lv;
+	__u32 zero = 0, i;
+	__u64 id;
+	int err;
+
+	if (!agent_id || agent_id >= AGENTD_MAX_AGENTS)
+		return -ERANGE;
+	level = cgroup_level(path);
+	if (level < 0)
+		return level;
+	if (level >= AGENTD_MAX_CGROUP_LEVEL)
+		return -ELOOP;
+	err = cgroup_id(path, &id);
+	if (err)
+		return err;
+	if (bpf_map_lookup_elem(levels_fd, &zero, &lv))
+		return -errno;
+	for (i = 0; i < lv.count && lv.level[i] != (__u32)level; i++)
+		;
+	if (i == AGENTD_MAX_AGENT_LEVELS)
+		return -ENOSPC;
+	/* The level first, then the cgroup: once the cgroup is found, it is found at its level. */
+	if (i == lv.count) {
+		lv.level[lv.count++] = level;
+		if (bpf_map_update_elem(levels_fd, &zero, &lv, BPF_ANY))
+			return -errno;
+	}
+	if (bpf_map_update_elem(cg_fd, &id, &agent_id, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int enforcer_remove_cgroup(struct enforcer *e, const char *path)
+{
+	__u64 id;
+	int err = cgroup_id(path, &id);
+
+	if (err)
+		return err;
+	if (bpf_map_delete_elem(enforcer_map_fd(e, "agent_cgroups"), &id))
+		return -errno;
+	return 0;
+}
+
+int enforcer_consume(struct enforcer *e, int timeout_ms)
+{
+	int n, m;
+
+	if (!e->events)
+		return -EINVAL;
+	/* The programs wake us only past a backlog, so consume after every timeout too. */
+	n = ring_buffer__poll(e->events, timeout_ms);
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(e->events);
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
+}
+
+int enforcer_drops(struct enforcer *e, __u32 agent_id, __u64 *drops)
+{
+	int ncpu = libbpf_num_possible_cpus(), i, err = 0;
+	__u64 *vals;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(enforcer_map_fd(e, "event_drops"), &agent_id, vals))
+		err = -errno;
+	*drops = 0;
+	for (i = 0; !err && i < ncpu; i++)
+		*drops += vals[i];
+	free(vals);
+	return err;
+}
+
+int enforcer_map_fd(const struct enforcer *e, const char *name)
+{
+	struct bpf_map *map;
+	size_t i;
+
+	for (i = 0; i < sizeof(e->objs) / sizeof(e->objs[0]); i++) {
+		if (!e->objs[i].obj)
+			continue;
+		map = bpf_object__find_map_by_name(e->objs[i].obj, name);
+		if (map)
+			return bpf_map__fd(map);
+	}
+	return -ENOENT;
+}
+
+void enforcer_destroy(struct enforcer *e)
+{
+	size_t i;
+
+	if (!e)
+		return;
+	ring_buffer__free(e->events);
+	enforcer_detach_lsm(e);
+	while (e->ncg_links > 0)
+		bpf_link__destroy(e->cg_links[--e->ncg_links]);
+	for (i = 0; i < sizeof(e->objs) / sizeof(e->objs[0]); i++)
+		bpf_object__close(e->objs[i].obj);
+	free(e);
+}

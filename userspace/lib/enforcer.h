@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef AGENTD_ENFORCER_H
+#define AGENTD_ENFORCER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "agentd/abi.h"
+
+/*
+ * Every BPF object agentd loads, sharing one set of maps (agents, rules, events):
+ *   files, exec, self, sock   BPF LSM programs (when the kernel runs BPF LSM)
+ *   net                       cgroup-BPF programs (every kernel)
+ */
+struct enforcer;
+
+/* Called for each ring-buffer record; a non-zero return stops consumption and is returned. */
+typedef int (*event_fn)(void *ctx, void *data, size_t len);
+
+struct enforcer_opts {
+	bool lsm; /* load the BPF LSM objects (probe first: the kernel must run BPF LSM) */
+	event_fn on_event; /* may be NULL when nobody consumes */
+	void *ctx;
+};
+
+/* The kernel's internal dev_t (as super_block.s_dev) for a userspace st_dev. */
+__u64 kernel_dev(dev_t st_dev);
+
+/* Opens and loads the objects, fills the structural deny list. Returns 0 or -errno; *out is
+ * NULL on failure. */
+int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts);
+/* Attaches the BPF LSM programs (global hooks). */
+int enforcer_attach_lsm(struct enforcer *e);
+void enforcer_detach_lsm(struct enforcer *e);
+/* Attaches the cgroup-BPF programs to the cgroup open at cgroup_fd (multi: others coexist). */
+int enforcer_attach_cgroup(struct enforcer *e, int cgroup_fd);
+/* LSM hooks this kernel lacks ("file_truncate" before 6.2, ...); NULL-terminated. */
+const char *const *enforcer_missing_hooks(const struct enforcer *e);
+
+/* Registers the cgroup at path (and so its descendants) as agent_id's. */
+int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id);
+int enforcer_remove_cgroup(struct enforcer *e, const char *path);
+
+/* Waits up to timeout_ms, then consumes every pending event. Returns events consumed or -errno. */
+int enforcer_consume(struct enforcer *e, int timeout_ms);
+/* Events the kernel could not record for agent_id, summed over CPUs. */
+int enforcer_drops(struct enforcer *e, __u32 agent_id, __u64 *drops);
+/* The fd of a shared map by name ("file_rules", "agents", ...), for rules.c. */
+int enforcer_map_fd(const struct enforcer *e, const char *name);
+/* Detaches, unloads, frees; accepts NULL. */
+void enforcer_destroy(struct enforcer *e);
+
+#endif

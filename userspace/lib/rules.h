@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef AGENTD_RULES_H
+#define AGENTD_RULES_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "agentd/abi.h"
+#include "enforcer.h"
+
+/* An agent's rules as the kernel enforces them; a policy compiles to this. */
+struct file_rule {
+	const char *path; /* resolved to device + inode when applied */
+	__u32 rights; /* AGENTD_RIGHT_* */
+};
+
+struct net_rule {
+	struct agentd_addr_key cidr; /* IPv4 as IPv4-mapped (netdeny_parse_cidr) */
+	__u32 protocols; /* AGENTD_PROTO_* */
+	__u32 nranges; /* 0: every port */
+	__u16 port_lo[AGENTD_NET_PORT_RANGES];
+	__u16 port_hi[AGENTD_NET_PORT_RANGES];
+};
+
+struct ruleset {
+	__u32 flags; /* AGENTD_AGENT_* */
+	__u64 sock_families; /* bit n: AF_n */
+	__u32 sock_types; /* bit n: SOCK_n */
+	const struct file_rule *files;
+	size_t nfiles;
+	const struct net_rule *net;
+	size_t nnet;
+};
+
+/*
+ * Makes rs agent_id's rules: written as a new generation beside the current one, then switched
+ * to in one map update, then the old generation is removed. On failure nothing changes: the new
+ * generation's entries are removed and the agent keeps its rules. *failed (may be NULL) is the
+ * index of the file rule that could not be resolved, or -1.
+ * Returns 0 or -errno; *generation is the generation now in force.
+ */
+int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __u32 *generation,
+		int *failed);
+/* Removes every rule and the configuration of agent_id: its tasks are then denied (no policy). */
+int rules_remove(struct enforcer *e, __u32 agent_id);
+
+#endif
