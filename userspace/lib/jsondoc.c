@@ -135,8 +135,8 @@ void jptr_idx(char *out, const char *ptr, size_t idx)
 	snprintf(out, JPTR_MAX, "%s/%zu", ptr, idx);
 }
 
-bool jdoc_expect(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
-		 const json_t *v, json_type type, const char *what)
+bool jdoc_expect(struct policy_errors *errs, const struct jdoc *d, const char *ptr, const json_t *v,
+		 json_type type, const char *what)
 {
 	char found[FOUND_MAX + 8];
 
@@ -166,7 +166,8 @@ bool jdoc_check_keys(struct policy_errors *errs, const struct jdoc *d, const cha
 	for (a = allowed; *a; a++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 			 a == allowed ? "" : ", ", *a);
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		if (key_allowed(key, allowed))
 			continue;
 		jptr_key(at, ptr, key);
@@ -176,9 +177,8 @@ bool jdoc_check_keys(struct policy_errors *errs, const struct jdoc *d, const cha
 	return ok;
 }
 
-/* Digits then an optional unit from units (with its multipliers); 0 unless it fits max. */
-static unsigned long long parse_scaled(const char *s, const char *units,
-				       const unsigned long long *mult, unsigned long long max)
+unsigned long long jdoc_scaled(const char *s, const char *units, const unsigned long long *mult,
+			       unsigned long long max)
 {
 	unsigned long long v = 0;
 	const char *u;
@@ -206,13 +206,14 @@ bool jdoc_duration(struct policy_errors *errs, const struct jdoc *d, const char 
 
 	*out = 0;
 	if (json_is_string(v))
-		*out = parse_scaled(json_string_value(v), "smh", mult, max);
+		*out = jdoc_scaled(json_string_value(v), "smh", mult, max);
 	else if (json_is_integer(v) && json_integer_value(v) > 0 &&
 		 (unsigned long long)json_integer_value(v) <= max)
 		*out = json_integer_value(v);
 	if (*out)
 		return true;
-	jdoc_err(errs, d, ptr, "expected a duration from 1s to %llus, as \"30s\", \"10m\" or \"2h\"; found %s",
+	jdoc_err(errs, d, ptr,
+		 "expected a duration from 1s to %llus, as \"30s\", \"10m\" or \"2h\"; found %s",
 		 max, jdoc_found(v, found, sizeof(found)));
 	return false;
 }
@@ -298,7 +299,7 @@ int jdoc_load_file(const char *path, struct jdoc **out, struct policy_errors *er
 		close(fd);
 	if (err) {
 		add_error(errs, path, 0, 0, "",
-			  err == -EINVAL	 ? "cannot read: not a regular file"
+			  err == -EINVAL  ? "cannot read: not a regular file"
 			  : err == -EFBIG ? "cannot read: larger than 1 MiB"
 					  : strerror(-err));
 		goto err_free;

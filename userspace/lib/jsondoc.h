@@ -69,11 +69,14 @@ void jptr_key(char *out, const char *ptr, const char *key);
 void jptr_idx(char *out, const char *ptr, size_t idx);
 
 /* Type checks that report "expected <what>; found <value>" and return false on mismatch. */
-bool jdoc_expect(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
-		 const json_t *v, json_type type, const char *what);
+bool jdoc_expect(struct policy_errors *errs, const struct jdoc *d, const char *ptr, const json_t *v,
+		 json_type type, const char *what);
 /* Reports every key of obj not in the NULL-terminated allowed list; false when there was one. */
 bool jdoc_check_keys(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
 		     const json_t *obj, const char *const *allowed);
+/* Digits then at most one unit letter from units (scaled by mult[unit]); 0 unless in 1..max. */
+unsigned long long jdoc_scaled(const char *s, const char *units, const unsigned long long *mult,
+			       unsigned long long max);
 /* A duration "N" + s/m/h (or a JSON integer of seconds) into seconds, > 0. */
 bool jdoc_duration(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
 		   const json_t *v, unsigned long long max, unsigned long long *out);

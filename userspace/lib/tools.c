@@ -12,7 +12,7 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",	"effect", "exec",    "builtin", "args",
+static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin", "args",
 					 "timeout", "output_cap", "env",  "secrets", NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
@@ -113,7 +113,8 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 	a->name = dup_str(c, name);
 	a->max_length = TOOL_ARG_MAX_LENGTH_DEFAULT;
 	if (!arg_name_ok(name))
-		jdoc_err(c->errs, c->d, ptr, "expected an argument name matching [a-z_][a-z0-9_]{0,31}; found \"%s\"",
+		jdoc_err(c->errs, c->d, ptr,
+			 "expected an argument name matching [a-z_][a-z0-9_]{0,31}; found \"%s\"",
 			 name);
 	if (!jdoc_expect(c->errs, c->d, ptr, o, JSON_OBJECT, "an object"))
 		return;
@@ -121,7 +122,8 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 	v = json_object_get(o, "type");
 	jptr_key(at, ptr, "type");
 	if (!v)
-		jdoc_err(c->errs, c->d, at, "missing required field; expected string, integer or boolean");
+		jdoc_err(c->errs, c->d, at,
+			 "missing required field; expected string, integer or boolean");
 	else if (get_string(c, at, v, "string, integer or boolean")) {
 		t = one_of(json_string_value(v), arg_types, 3);
 		if (t < 0)
@@ -135,7 +137,8 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 	v = field(c, ptr, o, "max_length", JSON_INTEGER, "an integer from 1 to 1048576", at);
 	if (v) {
 		if (json_integer_value(v) < 1 || json_integer_value(v) > 1 << 20)
-			jdoc_err(c->errs, c->d, at, "expected an integer from 1 to 1048576; found %s",
+			jdoc_err(c->errs, c->d, at,
+				 "expected an integer from 1 to 1048576; found %s",
 				 jdoc_found(v, found, sizeof(found)));
 		else
 			a->max_length = json_integer_value(v);
@@ -145,7 +148,8 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 		rc = regcomp(&re, json_string_value(v), REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			regerror(rc, &re, rerr, sizeof(rerr));
-			jdoc_err(c->errs, c->d, at, "expected a POSIX extended regular expression; found %s (%s)",
+			jdoc_err(c->errs, c->d, at,
+				 "expected a POSIX extended regular expression; found %s (%s)",
 				 jdoc_found(v, found, sizeof(found)), rerr);
 		} else {
 			regfree(&re);
@@ -155,11 +159,13 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 	v = field(c, ptr, o, "enum", JSON_ARRAY, "an array of strings", at);
 	if (v) {
 		if (!json_array_size(v))
-			jdoc_err(c->errs, c->d, at, "expected a non-empty array of strings; found []");
+			jdoc_err(c->errs, c->d, at,
+				 "expected a non-empty array of strings; found []");
 		a->enum_values = alloc_array(c, json_array_size(v), sizeof(char *));
 		if (!a->enum_values)
 			return;
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			jptr_idx(el, at, i);
 			if (get_string(c, el, e, "a string"))
 				a->enum_values[a->n_enum++] = dup_str(c, json_string_value(e));
@@ -186,12 +192,15 @@ static void check_placeholders(struct ctx *c, const char *at, const struct tool 
 	while ((p = strpbrk(p, "{}"))) {
 		end = *p == '{' ? strchr(p, '}') : NULL;
 		if (!end) {
-			jdoc_err(c->errs, c->d, at, "expected {name} placeholders; found an unmatched '%c' in \"%s\"",
+			jdoc_err(c->errs, c->d, at,
+				 "expected {name} placeholders; found an unmatched '%c' in \"%s\"",
 				 *p, s);
 			return;
 		}
 		if (!find_arg(t, p + 1, end - p - 1)) {
-			jdoc_err(c->errs, c->d, at, "expected a placeholder naming a declared argument; found \"{%.*s}\"",
+			jdoc_err(c->errs, c->d, at,
+				 "expected a placeholder naming a declared argument; found "
+				 "\"{%.*s}\"",
 				 (int)(end - p - 1), p + 1);
 		}
 		p = end + 1;
@@ -209,7 +218,8 @@ static char **string_list(struct ctx *c, const char *at, const json_t *arr, size
 	out = alloc_array(c, json_array_size(arr), sizeof(char *));
 	if (!out)
 		return NULL;
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		jptr_idx(el, at, i);
 		if (!get_string(c, el, e, what))
 			continue;
@@ -237,7 +247,8 @@ static void parse_exec(struct ctx *c, const char *at, const json_t *v, struct to
 		return;
 	jptr_idx(el, at, 0);
 	if (t->exec[0][0] != '/' || strpbrk(t->exec[0], "{}"))
-		jdoc_err(c->errs, c->d, el, "expected an absolute program path without placeholders; found \"%s\"",
+		jdoc_err(c->errs, c->d, el,
+			 "expected an absolute program path without placeholders; found \"%s\"",
 			 t->exec[0]);
 	for (i = 1; i < t->n_exec; i++) {
 		jptr_idx(el, at, i);
@@ -254,10 +265,12 @@ static void parse_env(struct ctx *c, const char *at, const json_t *v, struct too
 	t->env = alloc_array(c, json_object_size(v), sizeof(char *));
 	if (!t->env)
 		return;
-	json_object_foreach((json_t *)v, k, e) {
+	json_object_foreach((json_t *)v, k, e)
+	{
 		jptr_key(el, at, k);
 		if (!env_name_ok(k))
-			jdoc_err(c->errs, c->d, el, "expected a variable name matching [A-Z_][A-Z0-9_]*; found \"%s\"",
+			jdoc_err(c->errs, c->d, el,
+				 "expected a variable name matching [A-Z_][A-Z0-9_]*; found \"%s\"",
 				 k);
 		else if (get_string(c, el, e, "a string") &&
 			 asprintf(&t->env[t->n_env++], "%s=%s", k, json_string_value(e)) < 0) {
@@ -276,7 +289,8 @@ static void parse_effect(struct ctx *c, const char *ptr, const json_t *o, struct
 	jptr_key(at, ptr, "effect");
 	v = json_object_get(o, "effect");
 	if (!v) {
-		jdoc_err(c->errs, c->d, at, "missing required field; expected observe, report or actuate");
+		jdoc_err(c->errs, c->d, at,
+			 "missing required field; expected observe, report or actuate");
 		return;
 	}
 	if (!get_string(c, at, v, "observe, report or actuate"))
@@ -306,7 +320,8 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 	if (!json_object_get(o, "name"))
 		jdoc_err(c->errs, c->d, at, "missing required field; expected a tool name");
 	if (v && !tool_name_ok(json_string_value(v)))
-		jdoc_err(c->errs, c->d, at, "expected a tool name matching [a-z0-9][a-z0-9._-]{0,63}; found %s",
+		jdoc_err(c->errs, c->d, at,
+			 "expected a tool name matching [a-z0-9][a-z0-9._-]{0,63}; found %s",
 			 jdoc_found(v, found, sizeof(found)));
 	else if (v)
 		t->name = dup_str(c, json_string_value(v));
@@ -316,7 +331,8 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 		t->args = alloc_array(c, json_object_size(v), sizeof(*t->args));
 		if (!t->args)
 			return;
-		json_object_foreach(v, k, e) {
+		json_object_foreach(v, k, e)
+		{
 			char el[JPTR_MAX];
 
 			jptr_key(el, at, k);
@@ -371,13 +387,16 @@ static void parse_registry(struct ctx *c, struct tools_registry *reg)
 	reg->tools = alloc_array(c, json_array_size(arr), sizeof(*reg->tools));
 	if (!reg->tools)
 		return;
-	json_array_foreach(arr, i, o) {
+	json_array_foreach(arr, i, o)
+	{
 		jptr_idx(el, at, i);
 		parse_tool(c, el, o, &reg->tools[reg->n++]);
 		for (j = 0; reg->tools[i].name && j < i; j++)
 			if (reg->tools[j].name && !strcmp(reg->tools[j].name, reg->tools[i].name)) {
 				jptr_key(el, el, "name");
-				jdoc_err(c->errs, c->d, el, "expected a unique name; found \"%s\" again (first at /tools/%zu)",
+				jdoc_err(c->errs, c->d, el,
+					 "expected a unique name; found \"%s\" again (first at "
+					 "/tools/%zu)",
 					 reg->tools[i].name, j);
 			}
 	}
