@@ -999,12 +999,14 @@ static void check_report_only(struct loader *L)
 		if (!i || strcmp(L->connect_at[i].ptr, L->connect_at[i - 1].ptr) ||
 		    L->connect_at[i].d != L->connect_at[i - 1].d)
 			err_at(L, L->connect_at[i].d, L->connect_at[i].ptr,
-			       "expected no network.connect rule in a report-only policy (%s): "
+			       "expected no network.connect rule in a report-only policy (mode set "
+			       "in %s): "
 			       "reporting agents do not egress; found one",
 			       mode_file);
 	for (i = 0; i < p->net.n_proxy_hosts; i++)
 		err_at(L, L->host_at[i].d, L->host_at[i].ptr,
-		       "expected no proxy host in a report-only policy (%s): reporting agents do "
+		       "expected no proxy host in a report-only policy (mode set in %s): reporting "
+		       "agents do "
 		       "not egress; found \"%s\"",
 		       mode_file, p->net.proxy_hosts[i]);
 }
