@@ -993,21 +993,19 @@ static void check_report_only(struct loader *L)
 		if (p->tools[i].def && p->tools[i].def->effect == TOOL_ACTUATE)
 			err_at(L, L->tool_at[i].d, L->tool_at[i].ptr,
 			       "expected a tool whose effect is observe or report in a report-only "
-			       "policy (%s); found \"%s\", which actuates",
+			       "policy (mode set in %s); found \"%s\", which actuates",
 			       mode_file, p->tools[i].name);
 	for (i = 0; i < p->net.n_connect; i++)
 		if (!i || strcmp(L->connect_at[i].ptr, L->connect_at[i - 1].ptr) ||
 		    L->connect_at[i].d != L->connect_at[i - 1].d)
 			err_at(L, L->connect_at[i].d, L->connect_at[i].ptr,
-			       "expected no network.connect rule in a report-only policy (mode set "
-			       "in %s): "
-			       "reporting agents do not egress; found one",
+			       "expected no network.connect rule in a report-only policy "
+			       "(mode set in %s): reporting agents do not egress; found one",
 			       mode_file);
 	for (i = 0; i < p->net.n_proxy_hosts; i++)
 		err_at(L, L->host_at[i].d, L->host_at[i].ptr,
-		       "expected no proxy host in a report-only policy (mode set in %s): reporting "
-		       "agents do "
-		       "not egress; found \"%s\"",
+		       "expected no proxy host in a report-only policy (mode set in %s): "
+		       "reporting agents do not egress; found \"%s\"",
 		       mode_file, p->net.proxy_hosts[i]);
 }
 
