@@ -374,7 +374,7 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 static void parse_registry(struct ctx *c, struct tools_registry *reg)
 {
 	static const char *const top_keys[] = { "tools", NULL };
-	char at[JPTR_MAX], el[JPTR_MAX];
+	char at[JPTR_MAX], el[JPTR_MAX], name_at[JPTR_MAX];
 	json_t *arr, *o;
 	size_t i, j;
 
@@ -393,8 +393,8 @@ static void parse_registry(struct ctx *c, struct tools_registry *reg)
 		parse_tool(c, el, o, &reg->tools[reg->n++]);
 		for (j = 0; reg->tools[i].name && j < i; j++)
 			if (reg->tools[j].name && !strcmp(reg->tools[j].name, reg->tools[i].name)) {
-				jptr_key(el, el, "name");
-				jdoc_err(c->errs, c->d, el,
+				jptr_key(name_at, el, "name");
+				jdoc_err(c->errs, c->d, name_at,
 					 "expected a unique name; found \"%s\" again (first at "
 					 "/tools/%zu)",
 					 reg->tools[i].name, j);
