@@ -177,7 +177,7 @@ static void follow_extends(struct loader *L, struct jdoc *d, int depth)
 	struct jdoc *b;
 	json_t *ext, *e;
 	size_t i, j;
-	int err;
+	int err, n;
 
 	ext = field(L, d, "", d->root, "extends", JSON_ARRAY, "an array of file names", at);
 	json_array_foreach(ext, i, e)
@@ -190,8 +190,11 @@ static void follow_extends(struct loader *L, struct jdoc *d, int depth)
 			err_at(L, d, el, "expected a file name; found \"\"");
 			continue;
 		}
-		if (snprintf(path, sizeof(path), "%s/%s", d->dir, ref) >= (int)sizeof(path) ||
-		    (ref[0] == '/' && snprintf(path, sizeof(path), "%s", ref) < 0)) {
+		if (ref[0] == '/')
+			n = snprintf(path, sizeof(path), "%s", ref);
+		else
+			n = snprintf(path, sizeof(path), "%s/%s", d->dir, ref);
+		if (n >= (int)sizeof(path)) {
 			err_at(L, d, el, "expected a file name; found one too long");
 			continue;
 		}
