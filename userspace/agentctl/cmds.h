@@ -12,4 +12,7 @@
 /* Whether argv holds --json or -j (every command accepts it). */
 int want_json(int argc, char **argv);
 
+/* policy check [--tools FILE] [--var NAME=VALUE]... [--json] FILE... */
+int do_policy(int argc, char **argv);
+
 #endif

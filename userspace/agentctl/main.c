@@ -46,6 +46,7 @@ static const struct cmd {
 	const char *help;
 } cmds[] = {
 	{ "probe", do_probe, "probe [--json]   what this kernel can enforce (exit 1: no BPF LSM)" },
+	{ "policy", do_policy, "policy check FILE...  validate policies (--tools, --var, --json)" },
 	{ "version", do_version, "version          print the version" },
 	{ "help", do_help, "help             this text" },
 };

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The tools registry's checks, and the position locator the error messages rely on. */
+#include <stdio.h>
+#include "harness.h"
+#include "jsonpos.h"
+#include "tools.h"
+
+/* The registry text must be refused with an error line containing want. */
+static void refused(const char *json, const char *want)
+{
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	char text[8192], line[1024];
+	size_t i, n = 0;
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), -EINVAL);
+	ASSERT(reg == NULL);
+	text[0] = '\0';
+	for (i = 0; i < errs.n; i++) {
+		policy_error_format(&errs.v[i], line, sizeof(line));
+		n += snprintf(text + n, n < sizeof(text) ? sizeof(text) - n : 0, "%s\n", line);
+	}
+	policy_errors_clear(&errs);
+	if (!strstr(text, want))
+		FAIL("expected an error containing\n  %s\ngot\n%s", want, text);
+}
+
+TEST(tools_registry_parsed)
+{
+	static const char json[] =
+		"{\"tools\": [{\"name\": \"noop\", \"effect\": \"observe\", \"builtin\": "
+		"\"noop\"},\n"
+		" {\"name\": \"fs.read\", \"effect\": \"observe\", \"exec\": [\"/usr/bin/cat\", "
+		"\"--\", \"{path}\"],\n"
+		"  \"args\": {\"path\": {\"type\": \"string\", \"max_length\": 100, \"pattern\": "
+		"\"^/\"}, \"n\": {\"type\": \"integer\"}},\n"
+		"  \"timeout\": \"2m\", \"output_cap\": 1024, \"env\": {\"LC_ALL\": \"C\"}, "
+		"\"secrets\": [\"TOKEN\"]}]}";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	const struct tool *t;
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), 0);
+	ASSERT_EQ(reg->n, 2);
+	t = tools_find(reg, "noop");
+	ASSERT(t && t->builtin && !t->exec);
+	ASSERT_EQ(t->timeout_sec, TOOL_TIMEOUT_DEFAULT);
+	t = tools_find(reg, "fs.read");
+	ASSERT(t && !t->builtin);
+	ASSERT_EQ(t->n_exec, 3);
+	ASSERT_STREQ(t->exec[2], "{path}");
+	ASSERT_EQ(t->n_args, 2);
+	ASSERT_EQ(t->args[0].max_length, 100);
+	ASSERT_STREQ(t->args[0].pattern, "^/");
+	ASSERT_EQ(t->args[1].type, TOOL_ARG_INTEGER);
+	ASSERT_EQ(t->timeout_sec, 120);
+	ASSERT_EQ(t->output_cap, 1024);
+	ASSERT_STREQ(t->env[0], "LC_ALL=C");
+	ASSERT_STREQ(t->secrets[0], "TOKEN");
+	ASSERT(tools_find(reg, "fs") == NULL);
+	tools_free(reg);
+	tools_free(NULL);
+}
+
+TEST(tools_registry_errors_placed)
+{
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\"}]}",
+		"t.json:1:12: /tools/0: expected exactly one of exec, builtin; found neither");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"exec\": [\"/bin/true\"]}]}",
+		"expected exactly one of exec, builtin; found both");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"destroy\", \"builtin\": \"noop\"}]}",
+		"t.json:1:36: /tools/0/effect: expected one of observe, report, actuate; found "
+		"\"destroy\"");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"shell\"}]}",
+		"/tools/0/builtin: expected one of noop, report; found \"shell\"");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\",\n \"exec\": "
+		"[\"/bin/echo\", "
+		"\"x{path}\"]}]}",
+		"t.json:2:24: /tools/0/exec/1: expected a placeholder naming a declared argument; "
+		"found \"{path}\"");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"exec\": [\"/bin/echo\", "
+		"\"{x\"], \"args\": {\"x\": {\"type\": \"string\"}}}]}",
+		"/tools/0/exec/1: expected {name} placeholders; found an unmatched '{'");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"exec\": [\"echo\"]}]}",
+		"/tools/0/exec/0: expected an absolute program path without placeholders");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\"},\n"
+		" {\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\"}]}",
+		"t.json:2:11: /tools/1/name: expected a unique name; found \"a\" again (first at "
+		"/tools/0)");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": \"(\"}}}]}",
+		"/tools/0/args/x/pattern: expected a POSIX extended regular expression; found "
+		"\"(\"");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"args\": {\"x\": {\"type\": \"integer\", \"max_length\": 3}}}]}",
+		"/tools/0/args/x: max_length, pattern and enum apply to string arguments only");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"env\": {\"lower\": \"x\"}, \"secrets\": [\"ok\"], \"timeout\": \"2d\", "
+		"\"output_cap\": 0, \"colour\": 1}]}",
+		"/tools/0/colour: unknown field");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"env\": {\"lower\": \"x\"}}]}",
+		"/tools/0/env/lower: expected a variable name matching [A-Z_][A-Z0-9_]*");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"timeout\": \"2d\"}]}",
+		"/tools/0/timeout: expected a duration from 1s to 3600s");
+	refused("{\"tools\": [{\"name\": \"A b\", \"effect\": \"observe\", \"builtin\": "
+		"\"noop\"}]}",
+		"/tools/0/name: expected a tool name matching");
+	refused("{\"tools\": {}}",
+		"t.json:1:11: /tools: expected an array of tools; found an object");
+	refused("{}", "t.json:1:1: /tools: missing required field");
+}
+
+static void at(const char *doc, const char *ptr, int want_line, int want_col)
+{
+	int line = 0, col = 0;
+
+	if (jsonpos_locate(doc, strlen(doc), ptr, &line, &col))
+		FAIL("%s not found", ptr);
+	if (line != want_line || col != want_col)
+		FAIL("%s at %d:%d, expected %d:%d", ptr, line, col, want_line, want_col);
+}
+
+TEST(jsonpos_locates_values)
+{
+	static const char doc[] = "{\"a\": 1,\n"
+				  "  \"b\": [true, {\"c/d\": \"x\", \"e~\": [ ]}],\n"
+				  "\t\"\\u00e9\\\"\": \"\xc3\xa9\", \"f\": \"\xc3\xa9\"}";
+
+	at(doc, "", 1, 1);
+	at(doc, "/a", 1, 7);
+	at(doc, "/b", 2, 8);
+	at(doc, "/b/0", 2, 9);
+	at(doc, "/b/1/c~1d", 2, 23);
+	at(doc, "/b/1/e~0", 2, 34);
+	at(doc, "/\xc3\xa9\"", 3, 14);
+	/* Columns count characters, as jansson does: the two-byte é is one column. */
+	at(doc, "/f", 3, 24);
+}
+
+TEST(jsonpos_absent_or_malformed)
+{
+	static const char *const bad[] = { "{\"a\": [1, 2",
+					   "{\"a\" 1}",
+					   "{\"a\": [1, 2}",
+					   "{\"x\": \"\\u12",
+					   "{\"x\": \"\\q\", \"a\": 1}",
+					   "{\"x\": \"\\ud800\\u0041\", \"a\": 1}",
+					   "",
+					   "[",
+					   "{",
+					   "{\"x\": , \"a\": 1}" };
+	int line, col;
+	size_t i;
+
+	ASSERT_EQ(jsonpos_locate("{\"a\": 1}", 8, "/b", &line, &col), -ENOENT);
+	ASSERT_EQ(jsonpos_locate("{\"a\": 1}", 8, "/a/0", &line, &col), -ENOENT);
+	ASSERT_EQ(jsonpos_locate("[1, 2]", 6, "/2", &line, &col), -ENOENT);
+	ASSERT_EQ(jsonpos_locate("[1, 2]", 6, "/01", &line, &col), -ENOENT);
+	ASSERT_EQ(jsonpos_locate("[1, 2]", 6, "/-", &line, &col), -ENOENT);
+	ASSERT_EQ(jsonpos_locate("{\"a\": 1}", 8, "a", &line, &col), -ENOENT);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ASSERT_EQ(jsonpos_locate(bad[i], strlen(bad[i]), "/a/2", &line, &col), -ENOENT);
+	/* The buffer's length, not a NUL, ends the document. */
+	ASSERT_EQ(jsonpos_locate("{\"a\": 1}", 5, "/a", &line, &col), -ENOENT);
+}

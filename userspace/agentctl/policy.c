@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/* agentctl policy check: validates policy files without root and without the daemon. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "cmds.h"
+#include "log.h"
+#include "policy.h"
+
+#define DEFAULT_TOOLS "policies/tools.json"
+
+struct check_opts {
+	const char *tools; /* --tools, or NULL for the default search */
+	struct policy_var *vars;
+	size_t nvars;
+	bool json;
+};
+
+static int usage(void)
+{
+	log_err("usage: agentctl policy check [--tools FILE] [--var NAME=VALUE]... [--json] "
+		"FILE...\n");
+	return EXIT_USAGE;
+}
+
+/* --tools, else tools.json beside the policy, else policies/tools.json; NULL when none exists. */
+static const char *tools_path(const struct check_opts *o, const char *policy, char *buf,
+			      size_t bufsz)
+{
+	char *copy;
+
+	if (o->tools)
+		return o->tools;
+	copy = strdup(policy);
+	if (!copy)
+		return NULL;
+	snprintf(buf, bufsz, "%s/tools.json", dirname(copy));
+	free(copy);
+	if (!access(buf, F_OK))
+		return buf;
+	return access(DEFAULT_TOOLS, F_OK) ? NULL : DEFAULT_TOOLS;
+}
+
+static json_t *errors_json(const struct policy_errors *errs)
+{
+	json_t *arr = json_array(), *e;
+	size_t i;
+
+	for (i = 0; arr && i < errs->n; i++) {
+		e = json_pack("{s:s, s:i, s:i, s:s, s:s}", "file", errs->v[i].file, "line",
+			      errs->v[i].line, "column", errs->v[i].column, "pointer",
+			      errs->v[i].pointer, "message", errs->v[i].msg);
+		json_array_append_new(arr, e);
+	}
+	return arr;
+}
+
+static json_t *result_json(const char *file, const struct policy *p,
+			   const struct policy_errors *errs)
+{
+	if (!p)
+		return json_pack("{s:s, s:b, s:o, s:I}", "file", file, "valid", 0, "errors",
+				 errors_json(errs), "errors_dropped", (json_int_t)errs->dropped);
+	return json_pack("{s:s, s:b, s:s, s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:[]}", "file", file,
+			 "valid", 1, "name", p->name, "mode", policy_mode_name(p->mode), "counts",
+			 "files", (json_int_t)p->n_files, "exec", (json_int_t)p->exec.n_allow,
+			 "connect", (json_int_t)p->net.n_connect, "proxy_hosts",
+			 (json_int_t)p->net.n_proxy_hosts, "tools", (json_int_t)p->n_tools,
+			 "errors");
+}
+
+static void print_result(const char *file, const struct policy *p, const struct policy_errors *errs)
+{
+	char line[2048];
+	size_t i;
+
+	if (p) {
+		printf("%s: ok (%s, mode %s: %zu file rules, %zu exec paths, %zu connect rules, "
+		       "%zu proxy hosts, %zu tools)\n",
+		       file, p->name, policy_mode_name(p->mode), p->n_files, p->exec.n_allow,
+		       p->net.n_connect, p->net.n_proxy_hosts, p->n_tools);
+		return;
+	}
+	for (i = 0; i < errs->n; i++) {
+		policy_error_format(&errs->v[i], line, sizeof(line));
+		printf("%s\n", line);
+	}
+	if (errs->dropped)
+		printf("%s: %zu more errors not shown\n", file, errs->dropped);
+	printf("%s: invalid (%zu error%s)\n", file, errs->n + errs->dropped,
+	       errs->n + errs->dropped == 1 ? "" : "s");
+}
+
+/* A file named tools.json is a registry, so that a glob of policies/ checks everything there. */
+static int check_registry(const char *file, json_t *results)
+{
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	int err;
+
+	err = tools_load(file, &reg, &errs);
+	if (results && err)
+		json_array_append_new(results, result_json(file, NULL, &errs));
+	else if (results)
+		json_array_append_new(results, json_pack("{s:s, s:b, s:s, s:I, s:[]}", "file", file,
+							 "valid", 1, "registry", "tools", "tools",
+							 (json_int_t)reg->n, "errors"));
+	else if (err)
+		print_result(file, NULL, &errs);
+	else
+		printf("%s: ok (tools registry: %zu tools)\n", file, reg->n);
+	tools_free(reg);
+	policy_errors_clear(&errs);
+	if (err == -ENOMEM)
+		return EXIT_FAIL;
+	return err ? EXIT_NO : 0;
+}
+
+/* Checks one file; returns 0 valid, EXIT_NO invalid, EXIT_FAIL out of memory. */
+static int check_one(const struct check_opts *o, const char *file, json_t *results)
+{
+	static const struct tools_registry no_tools = { .path = "(no tools.json found)" };
+	struct policy_vars vars = { .v = o->vars, .n = o->nvars };
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg = NULL;
+	struct policy *p = NULL;
+	char buf[PATH_MAX], *copy;
+	const char *tpath;
+	int err;
+
+	copy = strdup(file);
+	if (!copy)
+		return EXIT_FAIL;
+	err = !strcmp(basename(copy), "tools.json");
+	free(copy);
+	if (err)
+		return check_registry(file, results);
+	tpath = tools_path(o, file, buf, sizeof(buf));
+	err = tpath ? tools_load(tpath, &reg, &errs) : 0;
+	if (!err)
+		err = policy_load(file, &vars, reg ? reg : &no_tools, &p, &errs);
+	if (results)
+		json_array_append_new(results, result_json(file, p, &errs));
+	else
+		print_result(file, p, &errs);
+	policy_free(p);
+	tools_free(reg);
+	policy_errors_clear(&errs);
+	if (err == -ENOMEM)
+		return EXIT_FAIL;
+	return err ? EXIT_NO : 0;
+}
+
+static int add_var(struct check_opts *o, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	struct policy_var *v;
+
+	if (!eq || eq == arg)
+		return -EINVAL;
+	v = realloc(o->vars, (o->nvars + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*eq = '\0';
+	v[o->nvars].name = arg;
+	v[o->nvars++].value = eq + 1;
+	o->vars = v;
+	return 0;
+}
+
+static int parse_opts(struct check_opts *o, int argc, char **argv, int *first)
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j")) {
+			o->json = true;
+		} else if (!strcmp(argv[i], "--tools") && i + 1 < argc) {
+			o->tools = argv[++i];
+		} else if (!strcmp(argv[i], "--var") && i + 1 < argc) {
+			if (add_var(o, argv[++i]))
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+	}
+	*first = i;
+	return i < argc ? 0 : -EINVAL;
+}
+
+static int do_check(int argc, char **argv)
+{
+	struct check_opts o = { 0 };
+	json_t *results = NULL;
+	int i, first, r, status = 0;
+
+	if (parse_opts(&o, argc, argv, &first)) {
+		free(o.vars);
+		return usage();
+	}
+	if (o.json) {
+		results = json_array();
+		if (!results) {
+			free(o.vars);
+			return EXIT_FAIL;
+		}
+	}
+	for (i = first; i < argc; i++) {
+		r = check_one(&o, argv[i], results);
+		if (r > status)
+			status = r;
+	}
+	if (results) {
+		json_dumpf(results, stdout, JSON_INDENT(2));
+		printf("\n");
+		json_decref(results);
+	}
+	free(o.vars);
+	return status;
+}
+
+int do_policy(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "check"))
+		return do_check(argc - 1, argv + 1);
+	return usage();
+}

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "jsondoc.h"
+#include "jsonpos.h"
+
+#define FOUND_MAX 64
+
+void policy_errors_clear(struct policy_errors *errs)
+{
+	size_t i;
+
+	if (!errs)
+		return;
+	for (i = 0; i < errs->n; i++) {
+		free(errs->v[i].file);
+		free(errs->v[i].pointer);
+		free(errs->v[i].msg);
+	}
+	free(errs->v);
+	errs->v = NULL;
+	errs->n = 0;
+	errs->dropped = 0;
+}
+
+int policy_error_format(const struct policy_error *e, char *buf, size_t bufsz)
+{
+	if (!e->line)
+		return snprintf(buf, bufsz, "%s: %s", e->file, e->msg);
+	if (!*e->pointer)
+		return snprintf(buf, bufsz, "%s:%d:%d: %s", e->file, e->line, e->column, e->msg);
+	return snprintf(buf, bufsz, "%s:%d:%d: %s: %s", e->file, e->line, e->column, e->pointer,
+			e->msg);
+}
+
+static void add_error(struct policy_errors *errs, const char *file, int line, int column,
+		      const char *ptr, const char *msg)
+{
+	struct policy_error *v, *e;
+
+	if (errs->n == POLICY_ERRORS_MAX)
+		goto drop;
+	v = realloc(errs->v, (errs->n + 1) * sizeof(*v));
+	if (!v)
+		goto drop;
+	errs->v = v;
+	e = &v[errs->n];
+	e->file = strdup(file);
+	e->pointer = strdup(ptr);
+	e->msg = strdup(msg);
+	e->line = line;
+	e->column = column;
+	if (!e->file || !e->pointer || !e->msg) {
+		free(e->file);
+		free(e->pointer);
+		free(e->msg);
+		goto drop;
+	}
+	errs->n++;
+	return;
+drop:
+	errs->dropped++;
+}
+
+void jdoc_err(struct policy_errors *errs, const struct jdoc *d, const char *ptr, const char *fmt,
+	      ...)
+{
+	char msg[1024], at[JPTR_MAX], *slash;
+	int line = 0, column = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(at, sizeof(at), "%s", ptr);
+	/* A missing field has no place of its own: point at the object that lacks it. */
+	while (jsonpos_locate(d->buf, d->len, at, &line, &column)) {
+		slash = strrchr(at, '/');
+		if (!slash) {
+			line = column = 1;
+			break;
+		}
+		*slash = '\0';
+	}
+	add_error(errs, d->path, line, column, ptr, msg);
+}
+
+const char *jdoc_found(const json_t *v, char *buf, size_t bufsz)
+{
+	char *s;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	default:
+		break;
+	}
+	s = json_dumps(v, JSON_ENCODE_ANY);
+	if (!s)
+		return "a value";
+	if (strlen(s) > FOUND_MAX)
+		snprintf(buf, bufsz, "%.*s...", FOUND_MAX, s);
+	else
+		snprintf(buf, bufsz, "%s", s);
+	free(s);
+	return buf;
+}
+
+void jptr_key(char *out, const char *ptr, const char *key)
+{
+	size_t n = snprintf(out, JPTR_MAX, "%s/", ptr);
+
+	for (; *key && n + 3 < JPTR_MAX; key++) {
+		if (*key == '~' || *key == '/') {
+			out[n++] = '~';
+			out[n++] = *key == '~' ? '0' : '1';
+		} else {
+			out[n++] = *key;
+		}
+	}
+	out[n < JPTR_MAX ? n : JPTR_MAX - 1] = '\0';
+}
+
+void jptr_idx(char *out, const char *ptr, size_t idx)
+{
+	snprintf(out, JPTR_MAX, "%s/%zu", ptr, idx);
+}
+
+bool jdoc_expect(struct policy_errors *errs, const struct jdoc *d, const char *ptr, const json_t *v,
+		 json_type type, const char *what)
+{
+	char found[FOUND_MAX + 8];
+
+	if (json_typeof(v) == type || (type == JSON_TRUE && json_is_boolean(v)))
+		return true;
+	jdoc_err(errs, d, ptr, "expected %s; found %s", what, jdoc_found(v, found, sizeof(found)));
+	return false;
+}
+
+static bool key_allowed(const char *key, const char *const *allowed)
+{
+	for (; *allowed; allowed++)
+		if (!strcmp(key, *allowed))
+			return true;
+	return false;
+}
+
+bool jdoc_check_keys(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
+		     const json_t *obj, const char *const *allowed)
+{
+	char at[JPTR_MAX], list[512] = "";
+	const char *const *a;
+	const char *key;
+	json_t *v;
+	bool ok = true;
+
+	for (a = allowed; *a; a++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+			 a == allowed ? "" : ", ", *a);
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		if (key_allowed(key, allowed))
+			continue;
+		jptr_key(at, ptr, key);
+		jdoc_err(errs, d, at, "unknown field; expected one of %s", list);
+		ok = false;
+	}
+	return ok;
+}
+
+unsigned long long jdoc_scaled(const char *s, const char *units, const unsigned long long *mult,
+			       unsigned long long max)
+{
+	unsigned long long v = 0;
+	const char *u;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (max - (*s - '0')) / 10)
+			return 0;
+		v = v * 10 + (*s - '0');
+	}
+	if (!*s)
+		return v;
+	u = strchr(units, *s);
+	if (!u || s[1] || v > max / mult[u - units])
+		return 0;
+	return v * mult[u - units];
+}
+
+bool jdoc_duration(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
+		   const json_t *v, unsigned long long max, unsigned long long *out)
+{
+	static const unsigned long long mult[] = { 1, 60, 3600 };
+	char found[FOUND_MAX + 8];
+
+	*out = 0;
+	if (json_is_string(v))
+		*out = jdoc_scaled(json_string_value(v), "smh", mult, max);
+	else if (json_is_integer(v) && json_integer_value(v) > 0 &&
+		 (unsigned long long)json_integer_value(v) <= max)
+		*out = json_integer_value(v);
+	if (*out)
+		return true;
+	jdoc_err(errs, d, ptr,
+		 "expected a duration from 1s to %llus, as \"30s\", \"10m\" or \"2h\"; found %s",
+		 max, jdoc_found(v, found, sizeof(found)));
+	return false;
+}
+
+static int parse_into(struct jdoc *d, struct policy_errors *errs)
+{
+	json_error_t jerr;
+
+	d->root = json_loadb(d->buf, d->len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!d->root) {
+		add_error(errs, d->path, jerr.line > 0 ? jerr.line : 1,
+			  jerr.column > 0 ? jerr.column : 1, "", jerr.text);
+		return -EINVAL;
+	}
+	if (!json_is_object(d->root)) {
+		jdoc_expect(errs, d, "", d->root, JSON_OBJECT, "an object");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct jdoc *jdoc_new(const char *path)
+{
+	struct jdoc *d = calloc(1, sizeof(*d));
+	char *tmp;
+
+	if (!d)
+		return NULL;
+	d->path = strdup(path);
+	tmp = strdup(path);
+	if (d->path && tmp)
+		d->dir = strdup(dirname(tmp));
+	free(tmp);
+	if (!d->dir) {
+		jdoc_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static int read_regular(int fd, struct jdoc *d)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_size > JDOC_MAX_SIZE)
+		return -EFBIG;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	d->buf = malloc(JDOC_MAX_SIZE + 1);
+	if (!d->buf)
+		return -ENOMEM;
+	/* Read to EOF, not to st_size: the file may change under us; the bound still holds. */
+	while ((n = read(fd, d->buf + d->len, JDOC_MAX_SIZE + 1 - d->len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		d->len += n;
+		if (d->len > JDOC_MAX_SIZE)
+			return -EFBIG;
+	}
+	return 0;
+}
+
+int jdoc_load_file(const char *path, struct jdoc **out, struct policy_errors *errs)
+{
+	struct jdoc *d;
+	int fd, err;
+
+	*out = NULL;
+	d = jdoc_new(path);
+	if (!d)
+		return -ENOMEM;
+	/* O_NONBLOCK: a FIFO must not hang the check; it is refused as not regular. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	err = fd < 0 ? -errno : read_regular(fd, d);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		add_error(errs, path, 0, 0, "",
+			  err == -EINVAL  ? "cannot read: not a regular file"
+			  : err == -EFBIG ? "cannot read: larger than 1 MiB"
+					  : strerror(-err));
+		goto err_free;
+	}
+	err = parse_into(d, errs);
+	if (err)
+		goto err_free;
+	*out = d;
+	return 0;
+err_free:
+	jdoc_free(d);
+	return err;
+}
+
+int jdoc_load_buffer(const char *name, const char *buf, size_t len, struct jdoc **out,
+		     struct policy_errors *errs)
+{
+	struct jdoc *d;
+	int err;
+
+	*out = NULL;
+	if (len > JDOC_MAX_SIZE) {
+		add_error(errs, name, 0, 0, "", "cannot read: larger than 1 MiB");
+		return -EFBIG;
+	}
+	d = jdoc_new(name);
+	if (!d)
+		return -ENOMEM;
+	d->buf = malloc(len + 1);
+	if (!d->buf) {
+		jdoc_free(d);
+		return -ENOMEM;
+	}
+	memcpy(d->buf, buf, len);
+	d->len = len;
+	err = parse_into(d, errs);
+	if (err) {
+		jdoc_free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+void jdoc_free(struct jdoc *d)
+{
+	if (!d)
+		return;
+	json_decref(d->root);
+	free(d->path);
+	free(d->dir);
+	free(d->buf);
+	free(d);
+}
