@@ -144,6 +144,23 @@ TEST(audit_rotation_compresses_and_chains_across_segments)
 	audit_segments_free(&segs);
 }
 
+TEST(audit_restarts_between_rotations_keep_segment_names)
+{
+	struct audit_writer_opts o = test_opts;
+	struct audit_verify_result res;
+	char dir[64];
+	int i;
+
+	o.segment_bytes = 8192;
+	audit_test_dir(dir, sizeof(dir));
+	for (i = 0; i < 6; i++)
+		write_log(dir, &o, 23);
+	ASSERT_EQ(audit_test_verify(dir, &res), 0);
+	ASSERT_EQ(res.first_seq, 1);
+	ASSERT_EQ(res.records, res.last_seq);
+	ASSERT(res.records > 6 * 25); /* and segment-end, segment-start pairs */
+}
+
 static size_t edit_line_5(char **lines, size_t n)
 {
 	char *p = strstr(lines[4], "\"uid\":1000");

@@ -12,4 +12,7 @@
 /* Whether argv holds --json or -j (every command accepts it). */
 int want_json(int argc, char **argv);
 
+/* agentctl audit verify|query|follow (audit.c) */
+int do_audit(int argc, char **argv);
+
 #endif

@@ -426,6 +426,28 @@ static int resume_live(int fd, __u64 size, struct resume *r)
 	return err;
 }
 
+/* The seq of the live file's first record: the name it gets when rotated. */
+static int live_first_seq(int fd, __u64 *seq)
+{
+	char *buf = malloc(AUDIT_LINE_MAX + 1), *nl;
+	struct resume r;
+	ssize_t n;
+	int err = -EBADMSG;
+
+	if (!buf)
+		return -ENOMEM;
+	n = pread(fd, buf, AUDIT_LINE_MAX + 1, 0);
+	nl = n > 0 ? memchr(buf, '\n', n) : NULL;
+	if (nl && parse_record(buf, nl - buf, &r)) {
+		*seq = r.seq;
+		err = 0;
+	}
+	free(buf);
+	if (err)
+		log_err("audit: the first line of %s is not a record\n", AUDIT_LIVE_NAME);
+	return err;
+}
+
 /* The last record of the newest rotated segment, when the live file is empty. */
 static int resume_segments(const char *dir, struct resume *r, bool *found)
 {
@@ -485,6 +507,8 @@ static int start_chain(struct audit_writer *w, const char *dir)
 
 	if (w->size) {
 		err = resume_live(w->fd, w->size, &r);
+		if (!err)
+			err = live_first_seq(w->fd, &w->first_seq);
 		found = !err;
 	} else {
 		err = resume_segments(dir, &r, &found);
@@ -498,8 +522,8 @@ static int start_chain(struct audit_writer *w, const char *dir)
 	}
 	w->seq = w->committed_seq = r.seq;
 	strcpy(w->prev, r.hash);
-	w->first_seq = r.seq + 1;
 	if (!w->size) {
+		w->first_seq = r.seq + 1;
 		err = lifecycle(w, "segment-start", "after a rotated segment");
 		if (err)
 			return err;
