@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The writer and the verifier: chains, rotation, every kind of tampering, crashes. */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,4 +463,66 @@ TEST(audit_live_file_is_append_only_where_supported)
 	ASSERT(audit_writer_append_only(w));
 	ASSERT_EQ(audit_writer_close(w), 0);
 	ASSERT_EQ(audit_test_verify(dir, &res), 0);
+}
+
+/* One record of every kind and every optional part, through a rotation and a restart. */
+static void write_every_kind(const char *dir)
+{
+	struct audit_writer_opts o = test_opts;
+	struct audit_record r;
+	struct audit_writer *w;
+	int k;
+
+	o.segment_bytes = 2048;
+	ASSERT_EQ(audit_writer_open(&w, dir, &o), 0);
+	audit_test_file_record(&r, 1, true, 1);
+	strcpy(r.agent_name, "coder \"x\"\\");
+	strcpy(r.path, "a\nb\xff");
+	r.path_truncated = true;
+	ASSERT_EQ(audit_writer_append(w, &r), 0);
+	for (k = AUDIT_KIND_EXEC; k < AUDIT_KIND_MAX; k++) {
+		memset(&r, 0, sizeof(r));
+		r.kind = k;
+		strcpy(r.op, "op");
+		r.agent = k;
+		r.decision = k % 2 ? AUDIT_DECISION_ALLOW : AUDIT_DECISION_DENY;
+		r.has = AUDIT_HAS_RULE | AUDIT_HAS_CGROUP | AUDIT_HAS_PROC;
+		if (k == AUDIT_KIND_NET || k == AUDIT_KIND_SOCK) {
+			r.has |= AUDIT_HAS_NET;
+			strcpy(r.family, "inet");
+			strcpy(r.addr, "192.0.2.1");
+			r.port = 65535;
+		}
+		if (k == AUDIT_KIND_TOOL) {
+			r.has |= AUDIT_HAS_TOOL;
+			strcpy(r.tool, "shell");
+			r.args_len = 10;
+		}
+		if (k == AUDIT_KIND_LOSS) {
+			r.has |= AUDIT_HAS_COUNT;
+			r.count = 1;
+			strcpy(r.source, "ringbuf");
+		}
+		strcpy(r.detail, "detail");
+		ASSERT_EQ(audit_writer_append(w, &r), 0);
+	}
+	ASSERT_EQ(audit_writer_loss(w, 7, 3, "ringbuf", "per-agent drop counter"), 0);
+	ASSERT_EQ(audit_writer_close(w), 0);
+	write_log(dir, &o, 5);
+}
+
+TEST(audit_records_of_every_kind_match_the_schema)
+{
+	char dir[64], cmd[PATH_MAX + 128];
+	int status;
+
+	if (system("python3 -c 'import jsonschema' 2>/dev/null"))
+		SKIP("python3-jsonschema is not installed");
+	audit_test_dir(dir, sizeof(dir));
+	write_every_kind(dir);
+	snprintf(cmd, sizeof(cmd), "python3 %s/../selftests/audit/validate_schema.py %s >&2",
+		 test_bin_dir(), dir);
+	status = system(cmd);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
 }
