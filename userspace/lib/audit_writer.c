@@ -124,7 +124,7 @@ static int compress_file(int dirfd, const char *name)
 		out = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (in < 0 || out < 0)
 		goto fail;
-	gz = gzdopen(dup(out), "wb6");
+	gz = gzdopen(dup(out), "wb1");
 	if (!gz)
 		goto fail;
 	while ((n = read(in, chunk, sizeof(chunk))) > 0)
