@@ -204,8 +204,8 @@ static int open_live(struct audit_writer *w)
 	else if (err != -EOPNOTSUPP && err != -ENOTTY && err != -EPERM)
 		return err;
 	else
-		log_info("audit: %s/%s is not append-only (%s), ignoring\n", "log dir",
-			 AUDIT_LIVE_NAME, strerror(-err));
+		log_info("audit: %s cannot be made append-only (%s), ignoring\n", AUDIT_LIVE_NAME,
+			 strerror(-err));
 	return 0;
 }
 
