@@ -31,7 +31,7 @@ endif
 # Packages needed to build, test and run; `make deps` installs what is missing.
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
-	libclang-rt-14-dev libssl-dev iproute2 util-linux
+	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)
@@ -57,7 +57,7 @@ FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz
 
 PROGS := $(OUT)/agentd $(OUT)/agentctl
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
-	$(OUT)/selftests/bench_open
+	$(OUT)/selftests/bench_open $(OUT)/selftests/bench_audit_writer
 
 .PHONY: all
 all: $(PROGS) $(TESTS) $(FUZZERS)
@@ -111,6 +111,11 @@ $(OUT)/selftests/test_kernel: $(wildcard selftests/kernel/*.c) $(HARNESS) $(OUT)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/selftests/bench_open: $(wildcard selftests/bench/*.c) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/selftests/bench_audit_writer: selftests/audit/bench_writer.c $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@

@@ -22,8 +22,18 @@ tier_lint() {
 	fi
 }
 
+# The unit tests keep every audit log they write; each record must match the JSON Schema.
 tier_unit() {
-	"$build/selftests/test_unit" -p unit/ || true
+	local collect=$build/audit-records
+	rm -rf "$collect" && mkdir -p "$collect"
+	AGENTD_AUDIT_COLLECT=$collect "$build/selftests/test_unit" -p unit/ || true
+	# Debian's python3 (python3-jsonschema), whatever python3 comes first in PATH.
+	if /usr/bin/python3 "$top/selftests/audit/validate_schema.py" --allow-torn "$collect" \
+		>"$build/audit-schema.log" 2>&1; then
+		echo "PASS unit/audit-schema-every-record"
+	else
+		echo "FAIL unit/audit-schema-every-record: see $build/audit-schema.log"
+	fi
 }
 
 # Each libFuzzer target for FUZZ_SECONDS (default 5), from its seed corpus when it has one.

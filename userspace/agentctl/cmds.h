@@ -14,5 +14,7 @@ int want_json(int argc, char **argv);
 
 /* policy check [--tools FILE] [--var NAME=VALUE]... [--json] FILE... */
 int do_policy(int argc, char **argv);
+/* agentctl audit verify|query|follow (audit.c) */
+int do_audit(int argc, char **argv);
 
 #endif

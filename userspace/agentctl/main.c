@@ -47,6 +47,8 @@ static const struct cmd {
 } cmds[] = {
 	{ "probe", do_probe, "probe [--json]   what this kernel can enforce (exit 1: no BPF LSM)" },
 	{ "policy", do_policy, "policy check FILE...  validate policies (--tools, --var, --json)" },
+	{ "audit", do_audit,
+	  "audit verify|query|follow ...   the audit log (agentctl audit help)" },
 	{ "version", do_version, "version          print the version" },
 	{ "help", do_help, "help             this text" },
 };

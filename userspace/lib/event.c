@@ -110,6 +110,16 @@ static const char *name_of(const char *const *names, size_t n, __u32 i)
 
 #define NAME(table, i) name_of(table, sizeof(table) / sizeof(table[0]), i)
 
+const char *event_hook_name(unsigned int hook)
+{
+	return NAME(hook_names, hook);
+}
+
+const char *event_reason_name(unsigned int reason)
+{
+	return NAME(reason_names, reason);
+}
+
 static void format_common(struct line *l, const struct agentd_task *t,
 			  const struct agentd_verdict *v)
 {

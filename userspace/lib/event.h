@@ -11,4 +11,9 @@
  */
 int event_format(const void *data, size_t len, char *buf, size_t bufsz);
 
+/* Names of the ABI's codes ("file_open", "structural-deny"); "unknown" for a code this build
+ * does not know. */
+const char *event_hook_name(unsigned int hook);
+const char *event_reason_name(unsigned int reason);
+
 #endif

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * agentctl audit: verify, query and follow the audit log (docs/AUDIT.md). Records are printed as
+ * stored, one JSON line each: they are the evidence, and jq reads them as they are.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "audit.h"
+#include "cmds.h"
+#include "log.h"
+
+#define DEFAULT_DIR "/var/lib/agentd/audit"
+
+struct args {
+	const char *dir;
+	const char *socket;
+	bool json;
+	struct audit_filter filter;
+	char filter_line[512]; /* the same filter, as a stream subscriber sends it */
+	char **files;
+	int nfiles;
+};
+
+enum {
+	OPT_DIR = 256,
+	OPT_SOCKET,
+	OPT_JSON,
+	OPT_AGENT,
+	OPT_KIND,
+	OPT_DECISION,
+	OPT_SINCE,
+	OPT_UNTIL
+};
+
+static const struct option options[] = {
+	{ "dir", required_argument, NULL, OPT_DIR },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "agent", required_argument, NULL, OPT_AGENT },
+	{ "kind", required_argument, NULL, OPT_KIND },
+	{ "decision", required_argument, NULL, OPT_DECISION },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int add_filter(struct args *a, const char *key, const char *value)
+{
+	size_t used = strlen(a->filter_line);
+
+	if (audit_filter_set(&a->filter, key, value) || strchr(value, ' ')) {
+		log_err("bad --%s '%s'\n", key, value);
+		return -EINVAL;
+	}
+	snprintf(a->filter_line + used, sizeof(a->filter_line) - used, "%s%s=%s", used ? " " : "",
+		 key, value);
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct args *a, bool filters)
+{
+	static const char *const keys[] = { "agent", "kind", "decision", "since", "until" };
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	audit_filter_init(&a->filter);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "j", options, NULL)) != -1) {
+		if (c == OPT_DIR)
+			a->dir = optarg;
+		else if (c == OPT_SOCKET)
+			a->socket = optarg;
+		else if (c == OPT_JSON || c == 'j')
+			a->json = true;
+		else if (filters && c >= OPT_AGENT && c <= OPT_UNTIL) {
+			if (add_filter(a, keys[c - OPT_AGENT], optarg))
+				return -EINVAL;
+		} else {
+			log_err("audit %s: unknown option '%s'\n", argv[0], argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	a->files = argv + optind;
+	a->nfiles = argc - optind;
+	if (a->dir && (a->socket || a->nfiles)) {
+		log_err("audit %s: --dir excludes --socket and files\n", argv[0]);
+		return -EINVAL;
+	}
+	if (!a->dir && !a->nfiles)
+		a->dir = DEFAULT_DIR;
+	return 0;
+}
+
+static void print_result_json(const struct audit_verify_result *r, bool ok)
+{
+	json_t *o = json_pack("{s:b, s:s, s:I, s:I, s:I, s:s, s:b, s:b}", "intact", ok, "problem",
+			      audit_problem_name(r->problem), "records", (json_int_t)r->records,
+			      "first_seq", (json_int_t)r->first_seq, "last_seq",
+			      (json_int_t)r->last_seq, "last_hash", r->last_hash, "torn_tail",
+			      r->torn_tail, "head_missing", r->head_missing);
+
+	if (o && !ok) {
+		json_object_set_new(o, "file", json_string(r->file));
+		json_object_set_new(o, "line", json_integer(r->line));
+		json_object_set_new(o, "seq", json_integer(r->seq));
+		json_object_set_new(o, "what", json_string(r->what));
+	}
+	if (o)
+		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	printf("\n");
+	json_decref(o);
+}
+
+static void print_result(const struct audit_verify_result *r, bool ok, size_t files)
+{
+	if (!ok) {
+		printf("TAMPERED %s:%llu: seq %llu: %s: %s\n", r->file, (unsigned long long)r->line,
+		       (unsigned long long)r->seq, audit_problem_name(r->problem), r->what);
+		printf("intact before it: %llu records, seq %llu..%llu\n",
+		       (unsigned long long)r->records, (unsigned long long)r->first_seq,
+		       (unsigned long long)r->last_seq);
+		return;
+	}
+	printf("intact: %zu files, %llu records, seq %llu..%llu, last hash %s\n", files,
+	       (unsigned long long)r->records, (unsigned long long)r->first_seq,
+	       (unsigned long long)r->last_seq, r->last_hash);
+	if (r->head_missing)
+		printf("note: the log begins at a segment-start: older segments were removed\n");
+	if (r->torn_tail)
+		printf("note: the live file ends in an incomplete record (a crash); the next "
+		       "writer start records it\n");
+}
+
+static int list(const struct args *a, struct audit_segments *segs)
+{
+	int err = audit_segments_list(a->dir, segs);
+
+	if (err)
+		log_err("cannot read the audit directory %s: %s\n", a->dir, strerror(-err));
+	else if (!segs->n)
+		log_err("no audit log in %s\n", a->dir);
+	return err ? err : segs->n ? 0 : -ENOENT;
+}
+
+static int do_verify(int argc, char **argv)
+{
+	struct audit_verify_result res;
+	struct audit_segments segs = { 0 };
+	struct args a;
+	int bad;
+
+	if (parse_args(argc, argv, &a, false) || a.socket)
+		return EXIT_USAGE;
+	if (a.dir && list(&a, &segs))
+		return EXIT_FAIL;
+	if (a.dir)
+		bad = audit_verify_files(segs.paths, segs.n, &res);
+	else
+		bad = audit_verify_files(a.files, a.nfiles, &res);
+	if (a.json)
+		print_result_json(&res, !bad);
+	else
+		print_result(&res, !bad, a.dir ? segs.n : (size_t)a.nfiles);
+	audit_segments_free(&segs);
+	if (bad && res.problem == AUDIT_IO)
+		return EXIT_FAIL;
+	return bad ? EXIT_NO : 0;
+}
+
+/* Prints the matching lines of one file. Returns 0 or -errno. */
+static int query_file(const char *path, const struct audit_filter *f)
+{
+	struct audit_reader *r;
+	char *line;
+	size_t len;
+	int n;
+
+	n = audit_reader_open(&r, path);
+	if (n) {
+		log_err("cannot read %s: %s\n", path, strerror(-n));
+		return n;
+	}
+	while ((n = audit_reader_next(r, &line, &len)) != 0) {
+		if (n == -E2BIG)
+			continue;
+		if (n < 0) {
+			log_err("%s: the gzip stream is corrupt or truncated\n", path);
+			break;
+		}
+		if (audit_filter_match(f, line, len)) {
+			fwrite(line, 1, len, stdout);
+			putchar('\n');
+		}
+	}
+	audit_reader_close(r);
+	return n < 0 ? n : 0;
+}
+
+static int do_query(int argc, char **argv)
+{
+	struct audit_segments segs = { 0 };
+	struct args a;
+	char **paths;
+	int i, n, err = 0;
+
+	if (parse_args(argc, argv, &a, true) || a.socket)
+		return EXIT_USAGE;
+	if (a.dir && list(&a, &segs))
+		return EXIT_FAIL;
+	paths = a.dir ? segs.paths : a.files;
+	n = a.dir ? (int)segs.n : a.nfiles;
+	for (i = 0; i < n; i++)
+		err |= query_file(paths[i], &a.filter);
+	audit_segments_free(&segs);
+	return err ? EXIT_FAIL : 0;
+}
+
+struct tail {
+	int fd;
+	ino_t ino;
+	char buf[AUDIT_LINE_MAX + 1];
+	size_t len;
+};
+
+/* Prints the complete lines that have arrived; keeps a partial one for later. */
+static void tail_drain(struct tail *t, const struct audit_filter *f)
+{
+	ssize_t n;
+
+	while ((n = read(t->fd, t->buf + t->len, sizeof(t->buf) - 1 - t->len)) > 0) {
+		char *p = t->buf, *nl;
+
+		t->len += n;
+		while ((nl = memchr(p, '\n', t->buf + t->len - p))) {
+			if (audit_filter_match(f, p, nl - p))
+				fwrite(p, 1, nl + 1 - p, stdout);
+			p = nl + 1;
+		}
+		t->len -= p - t->buf;
+		memmove(t->buf, p, t->len);
+		if (t->len == sizeof(t->buf) - 1)
+			t->len = 0; /* longer than any record: not one */
+	}
+	fflush(stdout);
+}
+
+static int tail_open(struct tail *t, const char *path, bool at_end)
+{
+	struct stat st;
+
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0 || fstat(t->fd, &st))
+		return -errno;
+	t->ino = st.st_ino;
+	t->len = 0;
+	if (at_end)
+		lseek(t->fd, 0, SEEK_END);
+	return 0;
+}
+
+static int follow_dir(const struct args *a)
+{
+	char path[PATH_MAX], ev[4096];
+	struct tail *t = calloc(1, sizeof(*t));
+	struct pollfd pfd = { .events = POLLIN };
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/" AUDIT_LIVE_NAME, a->dir);
+	pfd.fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (!t || pfd.fd < 0 ||
+	    inotify_add_watch(pfd.fd, a->dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0 ||
+	    tail_open(t, path, true)) {
+		log_err("cannot follow %s: %s\n", path, strerror(errno));
+		free(t);
+		return EXIT_FAIL;
+	}
+	for (;;) {
+		if (t->fd >= 0)
+			tail_drain(t, &a->filter);
+		/* Rotated: finish the old file, then read the new one from its start. */
+		if (stat(path, &st) == 0 && (t->fd < 0 || st.st_ino != t->ino)) {
+			if (t->fd >= 0) {
+				tail_drain(t, &a->filter);
+				close(t->fd);
+			}
+			if (!tail_open(t, path, false))
+				continue;
+		}
+		/* The timeout only covers what inotify cannot see (a log on a network file system). */
+		if (poll(&pfd, 1, 1000) > 0)
+			while (read(pfd.fd, ev, sizeof(ev)) > 0)
+				;
+	}
+}
+
+static int follow_socket(const struct args *a)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char buf[65536];
+	ssize_t n;
+	int fd;
+
+	if (strlen(a->socket) >= sizeof(sun.sun_path)) {
+		log_err("socket path too long: %s\n", a->socket);
+		return EXIT_USAGE;
+	}
+	strcpy(sun.sun_path, a->socket);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    dprintf(fd, "%s\n", a->filter_line) < 0) {
+		log_err("cannot subscribe to %s: %s\n", a->socket, strerror(errno));
+		return EXIT_FAIL;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		fwrite(buf, 1, n, stdout);
+		fflush(stdout);
+	}
+	close(fd);
+	log_err("%s closed the stream\n", a->socket);
+	return EXIT_FAIL;
+}
+
+static int do_follow(int argc, char **argv)
+{
+	struct args a;
+
+	if (parse_args(argc, argv, &a, true) || a.nfiles)
+		return EXIT_USAGE;
+	return a.socket ? follow_socket(&a) : follow_dir(&a);
+}
+
+static int do_audit_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("usage: agentctl audit verify [--json] [--dir DIR | FILE...]\n"
+	       "       agentctl audit query [--dir DIR | FILE...] [FILTERS]\n"
+	       "       agentctl audit follow [--dir DIR | --socket PATH] [FILTERS]\n"
+	       "FILTERS: --agent ID|NAME --kind KIND --decision allow|deny --since TIME --until "
+	       "TIME\n"
+	       "TIME is RFC 3339 (2024-05-01, 2024-05-01T12:00:00Z, ...+02:00); DIR defaults to "
+	       "%s\n"
+	       "verify exits 0 when the log is intact, 1 when it was tampered with\n",
+	       DEFAULT_DIR);
+	return 0;
+}
+
+int do_audit(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} verbs[] = {
+		{ "verify", do_verify },
+		{ "query", do_query },
+		{ "follow", do_follow },
+		{ "help", do_audit_help },
+	};
+	size_t i;
+
+	if (argc < 2)
+		return do_audit_help(argc, argv), EXIT_USAGE;
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(argv[1], verbs[i].name))
+			return verbs[i].fn(argc - 1, argv + 1);
+	log_err("unknown audit command '%s' (try agentctl audit help)\n", argv[1]);
+	return EXIT_USAGE;
+}
