@@ -99,13 +99,16 @@ $(OUT)/selftests/test_unit: $(wildcard selftests/unit/*.c) $(HARNESS) $(SAN_LIB_
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SAN_CFLAGS) -I selftests $(filter %.c,$^) $(SAN_LIB_OBJS) $(LDLIBS) -o $@
 
-$(OUT)/selftests/test_host: $(wildcard selftests/host/*.c) $(HARNESS) $(OUT)/libagentd.a $(HDRS)
+# Network tests (cgroup-BPF) run in both the host tier and the VM tier.
+NET_TESTS := $(wildcard selftests/net/*.c)
+
+$(OUT)/selftests/test_host: $(wildcard selftests/host/*.c) $(NET_TESTS) $(HARNESS) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
-$(OUT)/selftests/test_kernel: $(wildcard selftests/kernel/*.c) $(HARNESS) $(OUT)/libagentd.a \
-		$(HDRS)
+$(OUT)/selftests/test_kernel: $(wildcard selftests/kernel/*.c) $(NET_TESTS) $(HARNESS) \
+		$(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
