@@ -16,23 +16,11 @@
 #include "agentd/abi.h"
 #include "cgroup.h"
 #include "event.h"
-#include "enforcer.h"
-#include "rules.h"
+#include "agentd.h"
 #include "log.h"
-#include "netdeny.h"
 #include "probe.h"
 
-#define MAX_DENY 64
-#define AGENT_ID 1
 #define POLL_MS 100
-
-struct options {
-	bool probe;
-	bool json;
-	const char *agent_cgroup;
-	const char *deny[MAX_DENY];
-	int ndeny;
-};
 
 static volatile sig_atomic_t stop;
 
@@ -46,13 +34,19 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: agentd --probe [--json]\n"
-		"       agentd --agent-cgroup PATH [--deny-open FILE]... [-v]\n"
+		"       agentd --agent-cgroup PATH [--deny-open FILE]... [--audit-dir DIR] [-v]\n"
+		"       agentd --agent-cgroup PATH --policy FILE [--var NAME=VALUE]...\n"
+		"              [--tools FILE] [--audit-dir DIR] [-v]\n"
 		"\n"
 		"  --probe           report what this kernel can enforce; exit 0 when BPF LSM\n"
 		"                    is available, 1 when it is not\n"
 		"  --agent-cgroup    cgroup v2 directory whose tasks form the agent: self-\n"
 		"                    protection and the structural network deny apply to it\n"
-		"  --deny-open       a file the agent may not open (EPERM); needs BPF LSM\n"
+		"  --deny-open       a file the agent may not open (EPERM), all else allowed;\n"
+		"                    needs BPF LSM\n"
+		"  --policy          the agent's policy (docs/POLICY.md); needs BPF LSM\n"
+		"  --var, --tools    as for agentctl policy check\n"
+		"  --audit-dir       append every decision to the audit log there (docs/AUDIT.md)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
 		"\n"
 		"exit status: 0 success, 1 BPF LSM unavailable (--probe), 2 usage, 3 failure\n");
@@ -65,6 +59,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "agent-cgroup", required_argument, NULL, 'c' },
 		{ "deny-open", required_argument, NULL, 'd' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "var", required_argument, NULL, 'V' },
+		{ "tools", required_argument, NULL, 'T' },
+		{ "audit-dir", required_argument, NULL, 'A' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -90,6 +88,25 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			o->deny[o->ndeny++] = optarg;
 			break;
+		case 'P':
+			o->policy = optarg;
+			break;
+		case 'V':
+			if (o->nvars == MAX_VARS || !strchr(optarg, '=')) {
+				log_err("--var NAME=VALUE, at most %d\n", MAX_VARS);
+				return -EINVAL;
+			}
+			*strchr(optarg, '=') = '\0';
+			o->vars[o->nvars].name = optarg;
+			o->vars[o->nvars].value = optarg + strlen(optarg) + 1;
+			o->nvars++;
+			break;
+		case 'T':
+			o->tools = optarg;
+			break;
+		case 'A':
+			o->audit_dir = optarg;
+			break;
 		case 'v':
 			level = LOG_DEBUG;
 			break;
@@ -101,26 +118,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 	}
 	log_init("agentd", level);
-	if (optind != argc || (!o->probe && !o->agent_cgroup)) {
+	if (optind != argc || (!o->probe && !o->agent_cgroup) || (o->policy && o->ndeny)) {
 		usage(stderr);
 		return -EINVAL;
 	}
-	return 0;
-}
-
-static int print_event(void *ctx, void *data, size_t len)
-{
-	char line[1024];
-	int n;
-
-	(void)ctx;
-	n = event_format(data, len, line, sizeof(line));
-	if (n < 0) {
-		log_warn("malformed event (%zu bytes): %s, ignoring\n", len, strerror(-n));
-		return 0;
-	}
-	printf("%s\n", line);
-	fflush(stdout);
 	return 0;
 }
 
@@ -138,57 +139,6 @@ static int do_probe(const struct options *o)
 	return probe_bpf_lsm_ok(&p) ? 0 : 1;
 }
 
-/* Everything allowed but the denied files: the command-line agent until policies arrive. */
-static int setup_agent(struct enforcer *e, const struct options *o, bool lsm)
-{
-	struct file_rule files[MAX_DENY + 1] = { { "/", AGENTD_RIGHTS_ALL } };
-	struct net_rule net[2] = { { .protocols = AGENTD_PROTO_TCP | AGENTD_PROTO_UDP },
-				   { .protocols = AGENTD_PROTO_TCP | AGENTD_PROTO_UDP } };
-	struct ruleset rs = {
-		.flags = AGENTD_AGENT_ALLOW_MEMFD_EXEC | AGENTD_AGENT_ALLOW_WRITABLE_EXEC |
-			 AGENTD_AGENT_ALLOW_BIND,
-		.sock_families = ~0ULL,
-		.sock_types = ~0U,
-		.files = files,
-		.nfiles = o->ndeny + 1,
-		.net = net,
-		.nnet = 2,
-	};
-	int err, i, failed = -1, cgfd;
-	__u32 gen;
-
-	netdeny_parse_cidr("0.0.0.0/0", &net[0].cidr);
-	netdeny_parse_cidr("::/0", &net[1].cidr);
-	for (i = 0; i < o->ndeny; i++)
-		files[i + 1] = (struct file_rule){ o->deny[i], 0 };
-	err = rules_apply(e, AGENT_ID, &rs, &gen, &failed);
-	if (err) {
-		log_err("agent rules: %s%s%s\n", failed >= 0 ? files[failed].path : "",
-			failed >= 0 ? ": " : "", strerror(-err));
-		return err;
-	}
-	/* The agent is registered after its rules: none of its tasks sees a partial rule set. */
-	err = enforcer_add_cgroup(e, o->agent_cgroup, AGENT_ID);
-	if (err) {
-		log_err("registering cgroup %s: %s\n", o->agent_cgroup, strerror(-err));
-		return err;
-	}
-	cgfd = open(o->agent_cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	err = cgfd < 0 ? -errno : enforcer_attach_cgroup(e, cgfd);
-	if (cgfd >= 0)
-		close(cgfd);
-	if (err) {
-		log_err("attaching cgroup programs to %s: %s\n", o->agent_cgroup, strerror(-err));
-		return err;
-	}
-	if (!lsm)
-		return 0;
-	err = enforcer_attach_lsm(e);
-	if (err)
-		log_err("attaching BPF LSM programs: %s\n", strerror(-err));
-	return err;
-}
-
 static void report_layers(struct enforcer *e, bool lsm)
 {
 	const char *const *missing;
@@ -203,12 +153,54 @@ static void report_layers(struct enforcer *e, bool lsm)
 		log_warn("this kernel has no LSM hook %s: not enforced\n", *missing);
 }
 
+static int open_audit(const struct options *o, struct sink *sink)
+{
+	int err;
+
+	sink->mono_to_real_ns = audit_mono_to_real_ns();
+	if (!o->audit_dir)
+		return 0;
+	err = audit_writer_open(&sink->audit, o->audit_dir, NULL);
+	if (err)
+		log_err("audit log in %s: %s\n", o->audit_dir, strerror(-err));
+	return err;
+}
+
+static int serve(struct enforcer *e, struct sink *sink)
+{
+	int err, timeout;
+
+	while (!stop) {
+		timeout = sink->audit ? audit_writer_timeout_ms(sink->audit) : -1;
+		err = enforcer_consume(e, timeout >= 0 && timeout < POLL_MS ? timeout : POLL_MS);
+		if (err < 0) {
+			log_err("reading events: %s\n", strerror(-err));
+			return err;
+		}
+		err = sink->audit ? audit_writer_tick(sink->audit) : 0;
+		if (err)
+			log_err("audit log: %s\n", strerror(-err));
+	}
+	return 0;
+}
+
+static void report_drops(struct enforcer *e, struct sink *sink)
+{
+	__u64 drops = 0;
+
+	if (enforcer_drops(e, AGENT_ID, &drops) || !drops)
+		return;
+	log_warn("%llu events were lost: the ring buffer was full\n", (unsigned long long)drops);
+	if (sink->audit)
+		audit_writer_loss(sink->audit, AGENT_ID, drops, "ringbuf", "at agentd stop");
+}
+
 static int run(const struct options *o)
 {
-	struct enforcer_opts eo = { .on_event = print_event };
+	struct enforcer_opts eo = {};
+	struct sink sink = {};
 	struct enforcer *e = NULL;
 	struct probe p;
-	__u64 drops = 0;
 	int err;
 
 	err = mount_kernel_fs();
@@ -216,37 +208,35 @@ static int run(const struct options *o)
 		return err;
 	probe_kernel(&p);
 	eo.lsm = probe_bpf_lsm_ok(&p);
-	if (!eo.lsm && o->ndeny) {
-		log_err("--deny-open needs BPF LSM, which this kernel does not run (agentd "
-			"--probe): "
-			"refusing to start rather than run unconfined\n");
+	if (!eo.lsm && (o->ndeny || o->policy)) {
+		log_err("file and exec rules need BPF LSM, which this kernel does not run (agentd "
+			"--probe): refusing to start rather than run unconfined\n");
 		return -EOPNOTSUPP;
 	}
+	err = open_audit(o, &sink);
+	if (err)
+		return err;
+	eo.on_event = sink_event;
+	eo.ctx = &sink;
 	err = enforcer_load(&e, &eo);
 	if (err) {
 		log_err("loading the BPF programs: %s\n", strerror(-err));
-		return err;
+		goto out;
 	}
-	err = setup_agent(e, o, eo.lsm);
+	err = agent_setup(e, o, eo.lsm);
 	if (err)
 		goto out;
 	report_layers(e, eo.lsm);
 	printf("agentd: ready\n");
 	fflush(stdout);
-	while (!stop) {
-		err = enforcer_consume(e, POLL_MS);
-		if (err < 0) {
-			log_err("reading events: %s\n", strerror(-err));
-			goto out;
-		}
-	}
-	err = enforcer_drops(e, AGENT_ID, &drops);
-	if (!err && drops)
-		log_warn("%llu events were lost: the ring buffer was full\n",
-			 (unsigned long long)drops);
-	err = 0;
+	err = serve(e, &sink);
+	/* Whatever is still in the ring buffer goes to the log before it closes. */
+	enforcer_consume(e, 0);
+	report_drops(e, &sink);
 out:
 	enforcer_destroy(e);
+	if (audit_writer_close(sink.audit) && !err)
+		err = -EIO;
 	return err;
 }
 

@@ -52,7 +52,23 @@ static const struct object objects[] = {
 	{ .name = "net", .elf_bytes = net_bpf__elf_bytes, .lsm = false },
 };
 
-/* An LSM hook this kernel does not have is not loaded, and is reported (enforcer_missing_hooks). */
+/* Hooks whose absence loses nothing: an older hook covers the same operations there. */
+static const char *const covered_hooks[] = {
+	"file_truncate", /* before Linux 6.2, ftruncate() goes through path_truncate */
+};
+
+static bool hook_covered(const char *hook)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(covered_hooks) / sizeof(covered_hooks[0]); i++)
+		if (!strcmp(hook, covered_hooks[i]))
+			return true;
+	return false;
+}
+
+/* An LSM hook this kernel does not have is not loaded, and is reported (enforcer_missing_hooks)
+ * unless an older hook covers it. */
 static void skip_missing_hooks(struct enforcer *e, struct bpf_object *obj)
 {
 	struct bpf_program *prog;
@@ -66,7 +82,7 @@ static void skip_missing_hooks(struct enforcer *e, struct bpf_object *obj)
 		if (libbpf_find_vmlinux_btf_id(hook, BPF_LSM_MAC) > 0)
 			continue;
 		bpf_program__set_autoload(prog, false);
-		if (e->nmissing < MAX_MISSING)
+		if (!hook_covered(hook) && e->nmissing < MAX_MISSING)
 			e->missing[e->nmissing++] = hook;
 	}
 }

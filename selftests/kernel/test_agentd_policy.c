@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * agentd end to end with a policy: the policy compiles to the kernel's rules, an agent task is
+ * held to them, and every deny lands in an audit log that verifies.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "harness.h"
+#include "testlib.h"
+
+struct paths {
+	char cgroup[PATH_MAX];
+	char secret[PATH_MAX];
+	char policy[PATH_MAX];
+	char work[PATH_MAX];
+	char audit[PATH_MAX];
+};
+
+/* The audit log is append-only (FS_APPEND_FL): lift the flag, or nothing can remove it. */
+static void clear_append_only(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	int fd, flags;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (!ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & FS_APPEND_FL)) {
+			flags &= ~FS_APPEND_FL;
+			ioctl(fd, FS_IOC_SETFLAGS, &flags);
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void rm_rf(void *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	clear_append_only(dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", (char *)dir);
+	if (system(cmd))
+		fprintf(stderr, "cleanup: %s failed\n", cmd);
+	free(dir);
+}
+
+static void make_dir(char *path, size_t sz, const char *name)
+{
+	snprintf(path, sz, "/tmp/agentd-%s-%d", name, getpid());
+	if (mkdir(path, 0755))
+		FAIL("mkdir %s: %s", path, strerror(errno));
+	test_defer(rm_rf, strdup(path));
+}
+
+static struct proc *start_agentd(struct paths *p)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+	char policy[4 * PATH_MAX];
+	struct proc *agentd;
+
+	test_cgroup(p->cgroup, sizeof(p->cgroup));
+	make_dir(p->work, sizeof(p->work), "work");
+	make_dir(p->audit, sizeof(p->audit), "audit");
+	test_file(p->secret, sizeof(p->secret), "secret", "s3cr3t\n");
+	snprintf(policy, sizeof(policy),
+		 "{\"name\": \"t\", \"files\": ["
+		 "{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
+		 "{\"path\": \"%s\", \"rights\": [\"read\", \"write\", \"create\", \"remove\"]},"
+		 "{\"path\": \"%s\", \"rights\": []}],"
+		 "\"network\": {\"sockets\": [\"inet\", \"unix\"]}}\n",
+		 p->work, p->secret);
+	test_file(p->policy, sizeof(p->policy), "policy.json", policy);
+
+	char *argv[] = { "agentd",  "--agent-cgroup", p->cgroup, "--policy",
+			 p->policy, "--audit-dir",    p->audit,	 NULL };
+	agentd = proc_start(argv);
+	if (!proc_wait_line(agentd, 20000, ready))
+		FAIL("agentd did not get ready: \"%s\"", agentd->buf);
+	return agentd;
+}
+
+static int try_open(void *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static int try_create(void *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* Runs an agentctl command; returns its exit status, its first output line in out. */
+static int agentctl(char *const argv[], char *out, size_t outsz)
+{
+	const char *any[] = { "", NULL };
+	struct proc *p = proc_start(argv);
+	const char *line = proc_wait_line(p, 20000, any);
+	int status;
+
+	snprintf(out, outsz, "%s", line ? line : "");
+	status = proc_stop(p, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(agentd_enforces_a_policy_and_audits_it)
+{
+	char created[PATH_MAX + 8], outside[64], line[4096];
+	struct paths p;
+	struct proc *agentd;
+	int status;
+
+	agentd = start_agentd(&p);
+	snprintf(created, sizeof(created), "%s/new", p.work);
+	snprintf(outside, sizeof(outside), "/tmp/agentd-outside-%d", getpid());
+	test_unlink_at_end(outside);
+
+	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, try_create, created, NULL), 0);
+	test_unlink_at_end(created);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, try_create, outside, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, try_open, p.secret, NULL), 0);
+
+	status = proc_stop(agentd, SIGTERM);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+
+	char *verify[] = { "agentctl", "audit", "verify", "--dir", p.audit, NULL };
+	ASSERT_EQ(agentctl(verify, line, sizeof(line)), 0);
+	char *query[] = { "agentctl", "audit", "query",	     "--dir", p.audit,
+			  "--kind",   "file",  "--decision", "deny",  NULL };
+	ASSERT_EQ(agentctl(query, line, sizeof(line)), 0);
+	if (!strstr(line, "\"path\":\"secret\"") || !strstr(line, "\"op\":\"file_open\""))
+		FAIL("first deny in the audit log is not the secret's open: %s", line);
+}
+
+TEST(agentd_refuses_a_broken_policy)
+{
+	char cg[PATH_MAX], policy[PATH_MAX];
+	const char *ready[] = { "agentd: ready", NULL };
+	struct proc *agentd;
+	int status;
+
+	test_cgroup(cg, sizeof(cg));
+	test_file(policy, sizeof(policy), "bad.json",
+		  "{\"name\": \"t\", \"files\": [{\"path\": "
+		  "\"/does-not-exist\", \"rights\": []}]}\n");
+	char *argv[] = { "agentd", "--agent-cgroup", cg, "--policy", policy, NULL };
+	agentd = proc_start(argv);
+	if (proc_wait_line(agentd, 20000, ready))
+		FAIL("agentd started with a policy naming a missing path");
+	status = proc_stop(agentd, 0);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 3);
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The agent agentd confines: its rules from a policy or a deny list, its cgroup, its programs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "agentd.h"
+#include "compile.h"
+#include "log.h"
+#include "netdeny.h"
+#include "rules.h"
+#include "tools.h"
+
+/* --deny-open: everything allowed but the denied files (self-protection and the structural
+ * network deny still hold). */
+static int deny_list_rules(const struct options *o, struct compiled *c)
+{
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	c->files = calloc(o->ndeny + 1, sizeof(*c->files));
+	c->net = calloc(2, sizeof(*c->net));
+	if (!c->files || !c->net)
+		return -ENOMEM;
+	c->files[0] = (struct file_rule){ "/", AGENTD_RIGHTS_ALL };
+	for (i = 0; i < o->ndeny; i++)
+		c->files[i + 1] = (struct file_rule){ o->deny[i], 0 };
+	netdeny_parse_cidr("0.0.0.0/0", &c->net[0].cidr);
+	netdeny_parse_cidr("::/0", &c->net[1].cidr);
+	c->net[0].protocols = c->net[1].protocols = AGENTD_PROTO_TCP | AGENTD_PROTO_UDP;
+	c->rs = (struct ruleset){
+		.flags = AGENTD_AGENT_ALLOW_MEMFD_EXEC | AGENTD_AGENT_ALLOW_WRITABLE_EXEC |
+			 AGENTD_AGENT_ALLOW_BIND,
+		.sock_families = ~0ULL,
+		.sock_types = ~0U,
+		.files = c->files,
+		.nfiles = o->ndeny + 1,
+		.net = c->net,
+		.nnet = 2,
+	};
+	return 0;
+}
+
+static void print_errors(const struct policy_errors *errs)
+{
+	char line[1024];
+	size_t i;
+
+	for (i = 0; i < errs->n; i++)
+		if (policy_error_format(&errs->v[i], line, sizeof(line)) >= 0)
+			log_err("%s\n", line);
+}
+
+/* Loads and compiles the policy; *p must outlive c (rules name its paths). */
+static int policy_rules(const struct options *o, struct policy **p, struct compiled *c)
+{
+	const struct policy_vars vars = { o->vars, o->nvars };
+	struct tools_registry *reg = NULL;
+	struct policy_errors errs = {};
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	if (o->tools) {
+		err = tools_load(o->tools, &reg, &errs);
+		if (err)
+			goto out;
+	}
+	err = policy_load(o->policy, &vars, reg, p, &errs);
+	if (err)
+		goto out;
+	err = policy_compile(*p, c);
+	if (err)
+		log_err("%s: %s\n", o->policy, c->error);
+out:
+	print_errors(&errs);
+	policy_errors_clear(&errs);
+	/* The policy keeps pointers into the registry only for its tools, unused past here. */
+	tools_free(reg);
+	return err;
+}
+
+static int attach(struct enforcer *e, const struct options *o, bool lsm)
+{
+	int err, cgfd;
+
+	/* The agent is registered after its rules: none of its tasks sees a partial rule set. */
+	err = enforcer_add_cgroup(e, o->agent_cgroup, AGENT_ID);
+	if (err) {
+		log_err("registering cgroup %s: %s\n", o->agent_cgroup, strerror(-err));
+		return err;
+	}
+	cgfd = open(o->agent_cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = cgfd < 0 ? -errno : enforcer_attach_cgroup(e, cgfd);
+	if (cgfd >= 0)
+		close(cgfd);
+	if (err) {
+		log_err("attaching cgroup programs to %s: %s\n", o->agent_cgroup, strerror(-err));
+		return err;
+	}
+	if (!lsm)
+		return 0;
+	err = enforcer_attach_lsm(e);
+	if (err)
+		log_err("attaching BPF LSM programs: %s\n", strerror(-err));
+	return err;
+}
+
+int agent_setup(struct enforcer *e, const struct options *o, bool lsm)
+{
+	struct policy *p = NULL;
+	struct compiled c;
+	int err, failed = -1;
+	__u32 gen;
+
+	err = o->policy ? policy_rules(o, &p, &c) : deny_list_rules(o, &c);
+	if (err)
+		goto out;
+	err = rules_apply(e, AGENT_ID, &c.rs, &gen, &failed);
+	if (err) {
+		log_err("agent rules: %s%s%s\n", failed >= 0 ? c.files[failed].path : "",
+			failed >= 0 ? ": " : "", strerror(-err));
+		goto out;
+	}
+	err = attach(e, o, lsm);
+out:
+	compiled_free(&c);
+	policy_free(p);
+	return err;
+}

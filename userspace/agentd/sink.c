@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "agentd.h"
+#include "event.h"
+#include "log.h"
+
+int sink_event(void *ctx, void *data, size_t len)
+{
+	struct sink *s = ctx;
+	struct audit_record r;
+	char line[1024];
+	int n, err;
+
+	n = event_format(data, len, line, sizeof(line));
+	if (n < 0) {
+		log_warn("malformed event (%zu bytes): %s, ignoring\n", len, strerror(-n));
+		return 0;
+	}
+	printf("%s\n", line);
+	fflush(stdout);
+	if (!s->audit || audit_record_from_event(&r, data, len, s->mono_to_real_ns))
+		return 0;
+	err = audit_writer_append(s->audit, &r);
+	/* Stopping the consumer would fill the ring buffer and lose events: log and go on. */
+	if (err)
+		log_err("audit log: %s\n", strerror(-err));
+	return 0;
+}
