@@ -1,20 +1,29 @@
 #!/bin/sh
-# The demo's guest half: an agent cgroup, a workspace and a secret, agentd enforcing, and an
-# "agent" trying things. Runs as /agentd/demo.sh in the VM (see selftests/demo.sh).
+# The demo's guest half: agentd enforcing selftests/demo-policy.json on an agent cgroup, and an
+# "agent" trying allowed and forbidden things. Runs as /agentd/demo.sh in the VM (selftests/demo.sh).
 cg=/sys/fs/cgroup/demo-agent
-mkdir -p /work/agent /secrets "$cg"
+audit=/var/lib/agentd/audit
+mkdir -p /work/agent /secrets "$cg" "$audit"
 echo "notes" >/work/agent/notes.txt
 echo "AKIA-DEMO-SECRET" >/secrets/api-key
 
 echo "== agentd --probe"
 agentd --probe
 echo
-echo "== agentd --agent-cgroup $cg --deny-open /secrets/api-key"
-agentd --agent-cgroup "$cg" --deny-open /secrets/api-key >/tmp/agentd.out 2>&1 &
+echo "== the policy (selftests/demo-policy.json)"
+cat /agentd/demo-policy.json
+echo
+echo "== agentd --agent-cgroup $cg --policy demo-policy.json --audit-dir $audit"
+agentd --agent-cgroup "$cg" --policy /agentd/demo-policy.json --audit-dir "$audit" \
+	>/tmp/agentd.out 2>&1 &
 agentd_pid=$!
 until grep -q 'agentd: ready' /tmp/agentd.out 2>/dev/null; do
 	kill -0 $agentd_pid 2>/dev/null || { cat /tmp/agentd.out; exit 1; }
 done
+
+# A listener outside the agent, as a host service on loopback would be.
+nc -l -p 2222 -s 127.0.0.1 >/dev/null 2>&1 &
+listener=$!
 
 # Runs a command as the agent: moved into the agent cgroup before exec.
 as_agent() {
@@ -22,27 +31,43 @@ as_agent() {
 }
 
 try() {
-	who=$1 what=$2
-	shift 2
-	if out=$("$@" 2>&1); then
+	who=$1 what=$2 layer=$3
+	shift 3
+	if out=$("$@" 2>&1 </dev/null); then
 		verdict="allowed"
 		layer="-"
 	else
 		verdict="DENIED: ${out##*: }"
-		layer="BPF LSM (lsm/file_open)"
 	fi
-	printf '%-8s %-34s %-36s %s\n' "$who" "$what" "$verdict" "$layer"
+	printf '%-6s %-40s %-34s %s\n' "$who" "$what" "$verdict" "$layer"
 }
 
 echo
-printf '%-8s %-34s %-36s %s\n' WHO TRIED VERDICT "ENFORCED BY"
-try agent "read its workspace notes" as_agent cat /work/agent/notes.txt
-try agent "read /secrets/api-key" as_agent cat /secrets/api-key
-try agent "read it through a hard link" as_agent sh -c 'ln /secrets/api-key /work/agent/k && cat /work/agent/k'
-try host "read /secrets/api-key" cat /secrets/api-key
+printf '%-6s %-40s %-34s %s\n' WHO TRIED VERDICT "ENFORCED BY"
+try agent "read its workspace notes" - as_agent cat /work/agent/notes.txt
+try agent "write in its workspace" - as_agent sh -c 'echo draft >/work/agent/draft.txt'
+try agent "read /secrets/api-key" "BPF LSM (file_open)" as_agent cat /secrets/api-key
+try agent "read it through a hard link" "BPF LSM (path_link)" \
+	as_agent sh -c 'ln /secrets/api-key /work/agent/k && cat /work/agent/k'
+try agent "write outside its workspace" "BPF LSM (path_mknod)" \
+	as_agent sh -c 'echo x >/tmp/exfil'
+try agent "run a binary not on its exec list" "BPF LSM (bprm_check_security)" \
+	as_agent /agentd/agentctl version
+try agent "connect to a loopback service" "cgroup-BPF (connect4)" \
+	as_agent nc -w 1 127.0.0.1 2222
+try agent "move itself out of its cgroup" "BPF LSM (inode_permission)" \
+	as_agent sh -c 'echo $$ >/sys/fs/cgroup/cgroup.procs'
+try host "read /secrets/api-key" - cat /secrets/api-key
 
+kill $listener 2>/dev/null
 kill $agentd_pid
 wait $agentd_pid
 echo
 echo "== what agentd printed"
 cat /tmp/agentd.out
+echo
+echo "== agentctl audit query --dir $audit --decision deny"
+agentctl audit query --dir "$audit" --decision deny
+echo
+echo "== agentctl audit verify --dir $audit"
+agentctl audit verify --dir "$audit"

@@ -66,6 +66,7 @@ build_initramfs() {
 	install -m 0755 "$(command -v busybox)" "$stage/bin/busybox"
 	install -m 0755 "$top/selftests/vm/init" "$stage/init"
 	install -D -m 0755 "$top/selftests/demo-guest.sh" "$stage/agentd/demo.sh"
+	install -m 0644 "$top/selftests/demo-policy.json" "$stage/agentd/demo-policy.json"
 	printf '#!/bin/sh\n%s\n' "${VM_CMD:-true}" >"$stage/agentd/run.sh"
 	chmod 0755 "$stage/agentd/run.sh"
 	for b in agentd agentctl; do stage_binary "$top/build/$b" "agentd/$b"; done
