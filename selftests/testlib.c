@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cgroup.h"
+#include "enforcer.h"
 #include "harness.h"
 #include "testlib.h"
 
@@ -37,6 +38,18 @@ void test_cgroup(char *path, size_t pathsz)
 	if (mkdir(path, 0755))
 		FAIL("mkdir %s: %s", path, strerror(errno));
 	test_defer(rmdir_path, strdup(path));
+}
+
+static void teardown_pins(void *path)
+{
+	enforcer_teardown(path);
+	free(path);
+}
+
+void test_pin_dir(char *path, size_t pathsz)
+{
+	snprintf(path, pathsz, "/sys/fs/bpf/agentd-test-%d", getpid());
+	test_defer(teardown_pins, strdup(path));
 }
 
 void test_unlink_at_end(const char *path)

@@ -12,6 +12,9 @@ void test_cgroup(char *path, size_t pathsz);
 /* Creates a file holding text under a fresh directory; removed when the test ends. */
 void test_file(char *path, size_t pathsz, const char *name, const char *text);
 
+/* A bpffs directory for this test's pins (agentd --pin-dir); torn down when the test ends. */
+void test_pin_dir(char *path, size_t pathsz);
+
 /* Unlinks path when the test ends. */
 void test_unlink_at_end(const char *path);
 

@@ -18,6 +18,7 @@
 #include "testlib.h"
 
 struct paths {
+	char pins[PATH_MAX];
 	char cgroup[PATH_MAX];
 	char secret[PATH_MAX];
 	char policy[PATH_MAX];
@@ -67,11 +68,11 @@ static void make_dir(char *path, size_t sz, const char *name)
 	test_defer(rm_rf, strdup(path));
 }
 
+static struct proc *restart_agentd(struct paths *p);
+
 static struct proc *start_agentd(struct paths *p)
 {
-	const char *ready[] = { "agentd: ready", NULL };
 	char policy[4 * PATH_MAX];
-	struct proc *agentd;
 
 	test_cgroup(p->cgroup, sizeof(p->cgroup));
 	make_dir(p->work, sizeof(p->work), "work");
@@ -86,8 +87,18 @@ static struct proc *start_agentd(struct paths *p)
 		 p->work, p->secret);
 	test_file(p->policy, sizeof(p->policy), "policy.json", policy);
 
-	char *argv[] = { "agentd",  "--agent-cgroup", p->cgroup, "--policy",
-			 p->policy, "--audit-dir",    p->audit,	 NULL };
+	test_pin_dir(p->pins, sizeof(p->pins));
+	return restart_agentd(p);
+}
+
+/* agentd on the test's cgroup and policy, again (adopting what an earlier one pinned). */
+static struct proc *restart_agentd(struct paths *p)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+	struct proc *agentd;
+
+	char *argv[] = { "agentd",   "--pin-dir", p->pins,	 "--agent-cgroup", p->cgroup,
+			 "--policy", p->policy,	  "--audit-dir", p->audit,	   NULL };
 	agentd = proc_start(argv);
 	if (!proc_wait_line(agentd, 20000, ready))
 		FAIL("agentd did not get ready: \"%s\"", agentd->buf);
@@ -176,4 +187,38 @@ TEST(agentd_refuses_a_broken_policy)
 	status = proc_stop(agentd, 0);
 	ASSERT(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 3);
+}
+
+static int agentd_teardown(const char *pins)
+{
+	char *argv[] = { "agentd", "--teardown", "--pin-dir", (char *)pins, NULL };
+	struct proc *p = proc_start(argv);
+	int status = proc_stop(p, 0);
+
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* kill -9 of agentd changes nothing: pinned links and maps keep enforcing; a restarted agentd
+ * adopts them; only --teardown ends enforcement. */
+TEST(enforcement_outlives_agentd)
+{
+	struct paths p;
+	struct proc *agentd;
+
+	agentd = start_agentd(&p);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), EPERM);
+	proc_stop(agentd, SIGKILL);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, try_open, p.secret, NULL), 0);
+
+	agentd = restart_agentd(&p);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), EPERM);
+	const char *deny[] = { "deny agent=1 ", "hook=file_open", "name=\"secret\"", NULL };
+	if (!proc_wait_line(agentd, 10000, deny))
+		FAIL("the restarted agentd reports no deny: \"%s\"", agentd->buf);
+	proc_stop(agentd, SIGTERM);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), EPERM);
+
+	ASSERT_EQ(agentd_teardown(p.pins), 0);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), 0);
 }

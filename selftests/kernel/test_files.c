@@ -14,6 +14,7 @@
 #include "testlib.h"
 
 struct slice {
+	char pins[PATH_MAX];
 	char cgroup[PATH_MAX];
 	char secret[PATH_MAX];
 	char other[PATH_MAX];
@@ -32,7 +33,9 @@ static void slice_start(struct slice *s)
 	test_file(s->other, sizeof(s->other), "other", "public\n");
 	test_file(decoy, sizeof(decoy), "other-decoy", "decoy\n");
 	char *denied = test_option("omit-deny-rule") ? decoy : s->secret;
-	char *argv[] = { "agentd", "--agent-cgroup", s->cgroup, "--deny-open", denied, NULL };
+	test_pin_dir(s->pins, sizeof(s->pins));
+	char *argv[] = { "agentd",  "--pin-dir",   s->pins, "--agent-cgroup",
+			 s->cgroup, "--deny-open", denied,  NULL };
 	s->agentd = proc_start(argv);
 	if (!proc_wait_line(s->agentd, 20000, ready))
 		FAIL("agentd did not get ready: \"%s\"", s->agentd->buf);

@@ -10,6 +10,7 @@
 #define MAX_DENY 64
 #define MAX_VARS 32
 #define AGENT_ID 1
+#define DEFAULT_PIN_DIR "/sys/fs/bpf/agentd"
 
 struct options {
 	bool probe;
@@ -22,6 +23,8 @@ struct options {
 	struct policy_var vars[MAX_VARS];
 	int nvars;
 	const char *audit_dir;
+	const char *pin_dir;
+	bool teardown;
 };
 
 /* Compiles the agent's rules (policy or deny list), registers its cgroup, attaches. */

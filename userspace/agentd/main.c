@@ -37,6 +37,7 @@ static void usage(FILE *out)
 		"       agentd --agent-cgroup PATH [--deny-open FILE]... [--audit-dir DIR] [-v]\n"
 		"       agentd --agent-cgroup PATH --policy FILE [--var NAME=VALUE]...\n"
 		"              [--tools FILE] [--audit-dir DIR] [-v]\n"
+		"       agentd --teardown\n"
 		"\n"
 		"  --probe           report what this kernel can enforce; exit 0 when BPF LSM\n"
 		"                    is available, 1 when it is not\n"
@@ -47,6 +48,10 @@ static void usage(FILE *out)
 		"  --policy          the agent's policy (docs/POLICY.md); needs BPF LSM\n"
 		"  --var, --tools    as for agentctl policy check\n"
 		"  --audit-dir       append every decision to the audit log there (docs/AUDIT.md)\n"
+		"  --pin-dir DIR     bpffs directory for pinned programs and maps (default\n"
+		"                    " DEFAULT_PIN_DIR "): enforcement outlives agentd, and a\n"
+		"                    restarted agentd adopts it, pending events included\n"
+		"  --teardown        unpin everything in the pin directory: enforcement ends\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
 		"\n"
 		"exit status: 0 success, 1 BPF LSM unavailable (--probe), 2 usage, 3 failure\n");
@@ -63,6 +68,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "var", required_argument, NULL, 'V' },
 		{ "tools", required_argument, NULL, 'T' },
 		{ "audit-dir", required_argument, NULL, 'A' },
+		{ "pin-dir", required_argument, NULL, 'D' },
+		{ "teardown", no_argument, NULL, 'X' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -107,6 +114,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'A':
 			o->audit_dir = optarg;
 			break;
+		case 'D':
+			o->pin_dir = optarg;
+			break;
+		case 'X':
+			o->teardown = true;
+			break;
 		case 'v':
 			level = LOG_DEBUG;
 			break;
@@ -118,10 +131,26 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 	}
 	log_init("agentd", level);
-	if (optind != argc || (!o->probe && !o->agent_cgroup) || (o->policy && o->ndeny)) {
+	if (!o->pin_dir)
+		o->pin_dir = DEFAULT_PIN_DIR;
+	if (optind != argc || (!o->probe && !o->teardown && !o->agent_cgroup) ||
+	    (o->policy && o->ndeny)) {
 		usage(stderr);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int do_teardown(const struct options *o)
+{
+	int err = enforcer_teardown(o->pin_dir);
+
+	if (err) {
+		log_err("teardown of %s: %s\n", o->pin_dir, strerror(-err));
+		return 3;
+	}
+	log_info("unpinned %s: agentd's programs are detached once no process holds them\n",
+		 o->pin_dir);
 	return 0;
 }
 
@@ -197,7 +226,7 @@ static void report_drops(struct enforcer *e, struct sink *sink)
 
 static int run(const struct options *o)
 {
-	struct enforcer_opts eo = {};
+	struct enforcer_opts eo = { .pin_dir = o->pin_dir };
 	struct sink sink = {};
 	struct enforcer *e = NULL;
 	struct probe p;
@@ -250,6 +279,8 @@ int main(int argc, char **argv)
 	log_libbpf();
 	if (o.probe)
 		return do_probe(&o);
+	if (o.teardown)
+		return do_teardown(&o);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	return run(&o) ? 3 : 0;

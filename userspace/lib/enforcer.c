@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@ struct object {
 };
 
 struct enforcer {
+	char pin_dir[PATH_MAX]; /* "" when not pinning */
 	struct object objs[5];
 	struct bpf_object *owner; /* the first object loaded: its maps are everyone's */
 	struct bpf_link *lsm_links[MAX_LINKS];
@@ -108,6 +111,25 @@ static int share_maps(struct enforcer *e, struct bpf_object *obj)
 	return 0;
 }
 
+/* Every object's maps pinned by name: the objects share them, and so does the next agentd. */
+static int pin_maps(struct enforcer *e, struct bpf_object *obj)
+{
+	char path[PATH_MAX + 64];
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, obj)
+	{
+		if (bpf_map__is_internal(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", e->pin_dir, bpf_map__name(map));
+		err = bpf_map__set_pin_path(map, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int load_object(struct enforcer *e, struct object *o)
 {
 	size_t sz;
@@ -118,7 +140,7 @@ static int load_object(struct enforcer *e, struct object *o)
 	if (!o->obj)
 		return -errno;
 	skip_missing_hooks(e, o->obj);
-	err = share_maps(e, o->obj);
+	err = e->pin_dir[0] ? pin_maps(e, o->obj) : share_maps(e, o->obj);
 	if (!err)
 		err = bpf_object__load(o->obj);
 	if (err) {
@@ -158,6 +180,13 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	if (!e)
 		return -ENOMEM;
 	memcpy(e->objs, objects, sizeof(objects));
+	if (opts->pin_dir) {
+		snprintf(e->pin_dir, sizeof(e->pin_dir), "%s", opts->pin_dir);
+		if (mkdir(e->pin_dir, 0700) && errno != EEXIST) {
+			err = -errno;
+			goto err_free;
+		}
+	}
 	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
 		if (e->objs[i].lsm && !opts->lsm)
 			continue;
@@ -185,14 +214,63 @@ err_free:
 	return err;
 }
 
+/* A program's link pin: link-<object>-<program>, and the cgroup's id for cgroup programs. */
+static void link_pin_path(const struct enforcer *e, const char *obj, struct bpf_program *prog,
+			  __u64 cgroup, char *path, size_t sz)
+{
+	if (cgroup)
+		snprintf(path, sz, "%s/link-%s-%s-%llu", e->pin_dir, obj, bpf_program__name(prog),
+			 (unsigned long long)cgroup);
+	else
+		snprintf(path, sz, "%s/link-%s-%s", e->pin_dir, obj, bpf_program__name(prog));
+}
+
+static int attach_one(struct enforcer *e, const char *obj, struct bpf_program *prog, int cgroup_fd,
+		      __u64 cgroup, struct bpf_link **link)
+{
+	char path[PATH_MAX + 128];
+	int err;
+
+	*link = NULL;
+	if (e->pin_dir[0]) {
+		link_pin_path(e, obj, prog, cgroup, path, sizeof(path));
+		/* Attached by an earlier agentd and still enforcing: adopt, do not attach twice. */
+		if (!access(path, F_OK))
+			return 0;
+	}
+	*link = cgroup_fd < 0 ? bpf_program__attach(prog)
+			      : bpf_program__attach_cgroup(prog, cgroup_fd);
+	if (!*link)
+		return -errno;
+	if (!e->pin_dir[0])
+		return 0;
+	err = bpf_link__pin(*link, path);
+	if (err) {
+		bpf_link__destroy(*link);
+		*link = NULL;
+		return err;
+	}
+	/* The pin owns the attachment now: closing our link must never detach it. */
+	bpf_link__disconnect(*link);
+	return 0;
+}
+
 static int attach_all(struct enforcer *e, bool lsm, int cgroup_fd)
 {
 	struct bpf_link **links = lsm ? e->lsm_links : e->cg_links;
 	int *n = lsm ? &e->nlsm_links : &e->ncg_links;
 	struct bpf_program *prog;
 	struct bpf_link *link;
+	__u64 cgroup = 0;
+	struct stat st;
 	size_t i;
+	int err;
 
+	if (!lsm) {
+		if (fstat(cgroup_fd, &st))
+			return -errno;
+		cgroup = st.st_ino; /* the cgroup's id: names its link pins */
+	}
 	for (i = 0; i < sizeof(e->objs) / sizeof(e->objs[0]); i++) {
 		if (!e->objs[i].obj || e->objs[i].lsm != lsm)
 			continue;
@@ -202,11 +280,12 @@ static int attach_all(struct enforcer *e, bool lsm, int cgroup_fd)
 				continue;
 			if (*n == MAX_LINKS)
 				return -E2BIG;
-			link = lsm ? bpf_program__attach(prog)
-				   : bpf_program__attach_cgroup(prog, cgroup_fd);
-			if (!link)
-				return -errno;
-			links[(*n)++] = link;
+			err = attach_one(e, e->objs[i].name, prog, lsm ? -1 : cgroup_fd, cgroup,
+					 &link);
+			if (err)
+				return err;
+			if (link)
+				links[(*n)++] = link;
 		}
 	}
 	return 0;
@@ -353,6 +432,59 @@ int enforcer_map_fd(const struct enforcer *e, const char *name)
 			return bpf_map__fd(map);
 	}
 	return -ENOENT;
+}
+
+/* Forgets every agent cgroup: from now on no task is an agent's, whatever is still attached. */
+static void forget_agents(const char *pin_dir)
+{
+	struct agentd_agent_levels none = {};
+	char path[PATH_MAX + 32];
+	__u64 key, next;
+	__u32 zero = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/agent_cgroups", pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		while (!bpf_map_get_next_key(fd, NULL, &next)) {
+			key = next;
+			if (bpf_map_delete_elem(fd, &key))
+				break;
+		}
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "%s/agent_levels", pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		bpf_map_update_elem(fd, &zero, &none, BPF_ANY);
+		close(fd);
+	}
+}
+
+int enforcer_teardown(const char *pin_dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	d = opendir(pin_dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	/* An unpinned link is detached only once its inode is freed, after an RCU grace period:
+	 * forget the agents first, so that enforcement ends now, not a moment later. */
+	forget_agents(pin_dir);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, de->d_name);
+		if (unlink(path))
+			err = -errno;
+	}
+	closedir(d);
+	if (!err && rmdir(pin_dir))
+		err = -errno;
+	return err;
 }
 
 void enforcer_destroy(struct enforcer *e)

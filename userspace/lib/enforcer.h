@@ -22,6 +22,13 @@ struct enforcer_opts {
 	bool lsm; /* load the BPF LSM objects (probe first: the kernel must run BPF LSM) */
 	event_fn on_event; /* may be NULL when nobody consumes */
 	void *ctx;
+	/*
+	 * A bpffs directory to pin maps and links in, so that enforcement outlives the process:
+	 * maps already pinned there are reused (their rules, agents and pending events with them)
+	 * and programs whose links are pinned there are not attached again. NULL: nothing pinned,
+	 * everything ends with the process.
+	 */
+	const char *pin_dir;
 };
 
 /* The kernel's internal dev_t (as super_block.s_dev) for a userspace st_dev. */
@@ -48,7 +55,9 @@ int enforcer_consume(struct enforcer *e, int timeout_ms);
 int enforcer_drops(struct enforcer *e, __u32 agent_id, __u64 *drops);
 /* The fd of a shared map by name ("file_rules", "agents", ...), for rules.c. */
 int enforcer_map_fd(const struct enforcer *e, const char *name);
-/* Detaches, unloads, frees; accepts NULL. */
+/* Detaches, unloads, frees; accepts NULL. Pinned links and maps stay. */
 void enforcer_destroy(struct enforcer *e);
+/* Removes everything pinned in pin_dir, and so ends the enforcement pinned there. */
+int enforcer_teardown(const char *pin_dir);
 
 #endif
