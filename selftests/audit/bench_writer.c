@@ -142,13 +142,16 @@ int main(int argc, char **argv)
 			return 3;
 		}
 	}
-	err = audit_writer_close(w);
+	err = audit_writer_flush(w);
 	t1 = now();
+	/* Closing waits for the compressor to finish the queued segments. */
+	err = err ?: audit_writer_close(w);
 	if (err || audit_segments_list(dir, &segs))
 		return 3;
 	printf("writer: %lu events in %.2f s: %.0f events/s (batch %u, fdatasync per batch, "
-	       "%zu segment files)\n",
-	       n, t1 - t0, n / (t1 - t0), o.batch_records ? o.batch_records : 4096, segs.n);
+	       "%zu segment files; compression done %.2f s after the last commit)\n",
+	       n, t1 - t0, n / (t1 - t0), o.batch_records ? o.batch_records : 4096, segs.n,
+	       now() - t1);
 	t0 = now();
 	err = audit_verify_files(segs.paths, segs.n, &res);
 	t1 = now();

@@ -26,12 +26,23 @@
 #define DEFAULT_SEGMENT_BYTES (64ULL << 20)
 #define TAIL_SCAN_BYTES (1U << 20)
 
+/*
+ * Closed segments wait in a queue for one compressor thread, so that rotation never waits for
+ * gzip; the writer waits only when GZ_QUEUE segments are pending (backpressure, at which point
+ * compression is slower than the log grows: see docs/AUDIT.md).
+ */
+#define GZ_QUEUE 16
+
 struct compressor {
 	pthread_t thread;
 	bool running;
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* work queued, work done, stop */
 	int dirfd;
-	char name[64];
-	int err;
+	char names[GZ_QUEUE][64];
+	unsigned head, tail; /* queued: names[tail..head) modulo GZ_QUEUE */
+	int err;	     /* the first error */
 };
 
 struct audit_writer {
@@ -158,16 +169,40 @@ out:
 static void *compress_thread(void *arg)
 {
 	struct compressor *c = arg;
+	char name[64];
+	int err;
 
-	c->err = compress_file(c->dirfd, c->name);
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (c->head == c->tail && !c->stop)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (c->head == c->tail)
+			break;
+		memcpy(name, c->names[c->tail % GZ_QUEUE], sizeof(name));
+		pthread_mutex_unlock(&c->lock);
+		err = compress_file(c->dirfd, name);
+		pthread_mutex_lock(&c->lock);
+		if (err && !c->err)
+			c->err = err;
+		c->tail++;
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
 	return NULL;
 }
 
+/* Compresses what is queued, stops the thread; returns the first compression error. */
 static int compressor_wait(struct compressor *c)
 {
 	if (!c->running)
 		return 0;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
 	pthread_join(c->thread, NULL);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->cond);
 	c->running = false;
 	return c->err;
 }
@@ -176,13 +211,27 @@ static int compressor_start(struct compressor *c, int dirfd, const char *name)
 {
 	int err;
 
-	compressor_wait(c);
-	c->dirfd = dirfd;
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	err = pthread_create(&c->thread, NULL, compress_thread, c);
-	if (err)
-		return -err;
-	c->running = true;
+	if (!c->running) {
+		c->dirfd = dirfd;
+		c->head = c->tail = 0;
+		c->stop = false;
+		pthread_mutex_init(&c->lock, NULL);
+		pthread_cond_init(&c->cond, NULL);
+		err = pthread_create(&c->thread, NULL, compress_thread, c);
+		if (err) {
+			pthread_mutex_destroy(&c->lock);
+			pthread_cond_destroy(&c->cond);
+			return -err;
+		}
+		c->running = true;
+	}
+	pthread_mutex_lock(&c->lock);
+	while (c->head - c->tail == GZ_QUEUE)
+		pthread_cond_wait(&c->cond, &c->lock);
+	snprintf(c->names[c->head % GZ_QUEUE], sizeof(c->names[0]), "%s", name);
+	c->head++;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
 
