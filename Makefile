@@ -57,7 +57,7 @@ FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz
 
 PROGS := $(OUT)/agentd $(OUT)/agentctl
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
-	$(OUT)/selftests/bench_open $(OUT)/selftests/bench_audit_writer
+	$(OUT)/selftests/bench_open $(OUT)/selftests/bench_events $(OUT)/selftests/bench_audit_writer
 
 .PHONY: all
 all: $(PROGS) $(TESTS) $(FUZZERS)
@@ -113,7 +113,7 @@ $(OUT)/selftests/test_kernel: $(wildcard selftests/kernel/*.c) $(NET_TESTS) $(HA
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
-$(OUT)/selftests/bench_open: $(wildcard selftests/bench/*.c) $(OUT)/libagentd.a $(HDRS)
+$(OUT)/selftests/bench_%: selftests/bench/bench_%.c $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
@@ -171,6 +171,11 @@ fuzz: all
 .PHONY: bench demo
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)echo "== host: the event pipeline, BPF to the audit log (selftests/bench/bench_events.c)"
+	$(Q)$(OUT)/selftests/bench_events
+	$(Q)echo "== host: the audit writer alone (selftests/audit/bench_writer.c)"
+	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
+	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c)"
 	$(Q)selftests/vm/vm.sh bench
 
 demo: deps

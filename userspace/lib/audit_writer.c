@@ -42,7 +42,7 @@ struct compressor {
 	int dirfd;
 	char names[GZ_QUEUE][64];
 	unsigned head, tail; /* queued: names[tail..head) modulo GZ_QUEUE */
-	int err;	     /* the first error */
+	int err; /* the first error */
 };
 
 struct audit_writer {

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The event pipeline end to end, natively: BPF (bpf/loadgen.bpf.c, 368-byte events from
+ * system calls of the agent's tasks) -> the shared ring buffer -> agentd's consumer -> audit
+ * records -> the hash-chained, group-committed (fdatasync per batch), rotated audit log.
+ * Producers run in an agent cgroup at a fixed offered rate for a few seconds per step; each step
+ * prints the rate written to the log and the events the kernel could not record (drops).
+ * The first step offers as much as the producers can make.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "audit.h"
+#include "cgroup.h"
+#include "enforcer.h"
+#include "log.h"
+#include "rules.h"
+#include "loadgen.skel.h"
+
+#define AGENT 1
+#define PRODUCERS 1
+#define STEP_S 4
+
+struct consumer {
+	struct audit_writer *w;
+	__s64 off;
+	unsigned long written;
+	int err;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct consumer *c = ctx;
+	struct audit_record r;
+
+	if (audit_record_from_event(&r, data, len, c->off))
+		return 0;
+	c->err = audit_writer_append(c->w, &r);
+	c->written += !c->err;
+	return c->err;
+}
+
+#define EVENTS_PER_CALL 8 /* as in bpf/loadgen.bpf.c */
+
+/* A producer: events at rate per second (0: as fast as it can) until the deadline. */
+static void produce(double rate, double until)
+{
+	double start = now_s(), t;
+	unsigned long n = 0;
+
+	while ((t = now_s()) < until) {
+		if (rate && n >= (t - start) * rate)
+			continue;
+		for (int i = 0; i < 16; i++)
+			syscall(SYS_getppid);
+		n += 16 * EVENTS_PER_CALL;
+	}
+	_exit(0);
+}
+
+static int share(struct loadgen_bpf *skel, struct enforcer *e)
+{
+	static const char *const names[] = { "agent_cgroups", "agent_levels", "agents", "events",
+					     "event_drops" };
+	struct bpf_map *m;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		m = bpf_object__find_map_by_name(skel->obj, names[i]);
+		err = m ? bpf_map__reuse_fd(m, enforcer_map_fd(e, names[i])) : -ENOENT;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate)
+{
+	unsigned long before = c->written;
+	__u64 drops0 = 0, drops1 = 0;
+	double t0, until;
+	pid_t pids[PRODUCERS];
+	int i, err;
+
+	enforcer_drops(e, AGENT, &drops0);
+	t0 = now_s();
+	until = t0 + STEP_S;
+	for (i = 0; i < PRODUCERS; i++) {
+		pids[i] = cgroup_fork_into(cg_fd);
+		if (pids[i] == 0)
+			produce(rate / PRODUCERS, until);
+	}
+	while (now_s() < until + 0.5) {
+		err = enforcer_consume(e, 5);
+		if (err < 0 && err != -EINTR)
+			return err;
+		if (c->err || (err = audit_writer_tick(c->w)))
+			return c->err ?: err;
+	}
+	for (i = 0; i < PRODUCERS; i++)
+		waitpid(pids[i], NULL, 0);
+	while ((err = enforcer_consume(e, 0)) > 0)
+		;
+	err = audit_writer_flush(c->w);
+	enforcer_drops(e, AGENT, &drops1);
+	printf("BENCH events offered %s%.0f/s written %.0f/s dropped %llu (%.2f%%)\n",
+	       rate ? "" : "max ", rate ? rate : (c->written - before + drops1 - drops0) / STEP_S,
+	       (c->written - before) / (double)STEP_S, (unsigned long long)(drops1 - drops0),
+	       100.0 * (drops1 - drops0) / (c->written - before + drops1 - drops0 + 1));
+	return err;
+}
+
+int main(void)
+{
+	static const double rates[] = { 0, 250000, 500000, 600000, 700000, 800000 };
+	struct enforcer_opts eo = { .on_event = on_event };
+	struct audit_writer_opts wo = { .host = "bench", .no_append_flag = true };
+	char root[PATH_MAX], cg[PATH_MAX + 16], dir[] = "/var/tmp/agentd-bench-XXXXXX";
+	struct consumer c = { .off = audit_mono_to_real_ns() };
+	struct ruleset rs = { 0 };
+	struct loadgen_bpf *skel = NULL;
+	struct enforcer *e = NULL;
+	int err, cg_fd = -1, failed;
+	__u32 gen;
+	size_t i;
+
+	log_init("bench_events", LOG_INFO);
+	log_libbpf();
+	eo.ctx = &c;
+	if (cgroup2_mount(root, sizeof(root)) || !mkdtemp(dir))
+		return 1;
+	snprintf(cg, sizeof(cg), "%s/bench-events", root);
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		return 1;
+	err = audit_writer_open(&c.w, dir, &wo);
+	err = err ?: enforcer_load(&e, &eo);
+	err = err ?: rules_apply(e, AGENT, &rs, &gen, &failed);
+	err = err ?: enforcer_add_cgroup(e, cg, AGENT);
+	if (!err) {
+		skel = loadgen_bpf__open();
+		err = skel ? share(skel, e) : -errno;
+		err = err ?: loadgen_bpf__load(skel);
+		err = err ?: loadgen_bpf__attach(skel);
+	}
+	cg_fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (i = 0; !err && i < sizeof(rates) / sizeof(rates[0]); i++)
+		err = step(e, &c, cg_fd, rates[i]);
+	if (err)
+		fprintf(stderr, "bench_events: %s\n", strerror(-err));
+	loadgen_bpf__destroy(skel);
+	enforcer_destroy(e);
+	audit_writer_close(c.w);
+	if (cg_fd >= 0)
+		close(cg_fd);
+	rmdir(cg);
+	snprintf(root, sizeof(root), "rm -rf '%s'", dir);
+	if (system(root))
+		fprintf(stderr, "bench_events: cleanup of %s failed\n", dir);
+	return err ? 1 : 0;
+}
