@@ -36,7 +36,8 @@ struct ruleset {
  * to in one map update, then the old generation is removed. On failure nothing changes: the new
  * generation's entries are removed and the agent keeps its rules. *failed (may be NULL) is the
  * index of the file rule that could not be resolved, or -1.
- * Returns 0 or -errno; *generation is the generation now in force.
+ * Returns 0 or -errno; *generation is the generation now in force. File rules are skipped when
+ * the enforcer runs without its BPF LSM objects (nothing would enforce them).
  */
 int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __u32 *generation,
 		int *failed);
