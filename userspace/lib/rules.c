@@ -84,6 +84,10 @@ static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const st
 		key.ino = st.st_ino;
 		rule.rule_id = i + 1;
 		rule.rights = rs->files[i].rights;
+		/* Without the BPF LSM objects there is no file layer to fill (the caller chose
+		 * and reports it); the paths are still resolved, so errors do not depend on it. */
+		if (m->files < 0)
+			continue;
 		if (bpf_map_update_elem(m->files, &key, &rule, BPF_ANY)) {
 			*failed = i;
 			return -errno;
