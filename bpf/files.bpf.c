@@ -178,10 +178,17 @@ int BPF_PROG(path_rename, const struct path *old_dir, struct dentry *old_dentry,
 		return 0;
 	err = check_move(&a, AGENTD_HOOK_PATH_RENAME, old_dentry, BPF_CORE_READ(old_dir, mnt),
 			 new_dir, needed);
-	if (err || !(flags & RENAME_EXCHANGE))
+	if (err)
 		return err;
-	return check_move(&a, AGENTD_HOOK_PATH_RENAME, new_dentry, BPF_CORE_READ(new_dir, mnt),
-			  old_dir, needed);
+	if (flags & RENAME_EXCHANGE)
+		return check_move(&a, AGENTD_HOOK_PATH_RENAME, new_dentry,
+				  BPF_CORE_READ(new_dir, mnt), old_dir, needed);
+	/* Renaming over an existing name removes the object there: it needs REMOVE, or a file
+	 * the agent may only read could be replaced. */
+	if (BPF_CORE_READ(new_dentry, d_inode))
+		return decide(&a, AGENTD_HOOK_PATH_RENAME, new_dentry, BPF_CORE_READ(new_dir, mnt),
+			      new_dentry, AGENTD_RIGHT_REMOVE);
+	return 0;
 }
 
 static __always_inline int check_path(const struct path *path, __u32 hook, __u32 needed)

@@ -42,6 +42,19 @@ struct walk_state {
 	int done;
 };
 
+/* The walk reached the top without a rule. Only kern_mount()ed file systems are internal: a
+ * mount detached from its namespace (lazy umount) has none, and is no less denied. */
+static __always_inline long walk_end(struct walk_state *s)
+{
+	struct mount *mnt = s->mnt;
+
+	if (BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL)
+		s->w->flags |= AGENTD_EVF_INTERNAL;
+	s->w->reason = AGENTD_REASON_NO_RULE;
+	s->done = 1;
+	return 1;
+}
+
 /* One step up the ancestry; returns 1 when decided. A bpf_loop() callback. */
 static long walk_step(__u32 i, void *ctx)
 {
@@ -68,28 +81,18 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	if (d == s->root) {
 		parent = BPF_CORE_READ(mnt, mnt_parent);
-		if (parent == mnt) {
-			struct mnt_namespace *ns = BPF_CORE_READ(mnt, mnt_ns);
-
-			if (!ns || ns == MNT_NS_INTERNAL)
-				s->w->flags |= AGENTD_EVF_INTERNAL;
-			s->w->reason = AGENTD_REASON_NO_RULE;
-			s->done = 1;
-			return 1;
-		}
+		if (parent == mnt)
+			return walk_end(s);
 		s->d = BPF_CORE_READ(mnt, mnt_mountpoint);
 		s->mnt = parent;
 		s->root = BPF_CORE_READ(parent, mnt.mnt_root);
 		return 0;
 	}
 	up = BPF_CORE_READ(d, d_parent);
-	if (up == d) {
-		/* The top of a file system that is not its mount's root: a disconnected dentry
-		 * (e.g. a bind mount of a deleted tree). No rule reaches it. */
-		s->w->reason = AGENTD_REASON_NO_RULE;
-		s->done = 1;
-		return 1;
-	}
+	/* The top of a file system that is not its mount's root: a pseudo file (pipes, sockets,
+	 * memfds are their own parents) or a disconnected dentry (a bind mount of a deleted tree). */
+	if (up == d)
+		return walk_end(s);
 	s->d = up;
 	return 0;
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,15 +29,19 @@ static void unlink_path(void *path)
 	free(path);
 }
 
-void test_cgroup(char *path, size_t pathsz)
+void test_cgroup_in(const char *parent, char *path, size_t pathsz)
 {
+	static int serial;
 	char root[PATH_MAX];
 	int err;
 
-	err = cgroup2_mount(root, sizeof(root));
-	if (err)
-		FAIL("no cgroup v2 mount: %s", strerror(-err));
-	snprintf(path, pathsz, "%s/agentd-test-%d", root, getpid());
+	if (!parent) {
+		err = cgroup2_mount(root, sizeof(root));
+		if (err)
+			FAIL("no cgroup v2 mount: %s", strerror(-err));
+		parent = root;
+	}
+	snprintf(path, pathsz, "%s/agentd-test-%d-%d", parent, getpid(), serial++);
 	if (mkdir(path, 0755))
 		FAIL("mkdir %s: %s", path, strerror(errno));
 	test_defer(rmdir_path, strdup(path));
@@ -50,6 +57,11 @@ void test_pin_dir(char *path, size_t pathsz)
 {
 	snprintf(path, pathsz, "/sys/fs/bpf/agentd-test-%d", getpid());
 	test_defer(teardown_pins, strdup(path));
+}
+
+void test_cgroup(char *path, size_t pathsz)
+{
+	test_cgroup_in(NULL, path, pathsz);
 }
 
 void test_unlink_at_end(const char *path)
@@ -75,6 +87,164 @@ void test_file(char *path, size_t pathsz, const char *name, const char *text)
 	fputs(text, f);
 	fclose(f);
 	test_unlink_at_end(path);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void remove_tree(void *path)
+{
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	free(path);
+}
+
+void test_dir(char *path, size_t pathsz)
+{
+	char tmpl[] = "/tmp/agentd-test-XXXXXX";
+
+	if (!mkdtemp(tmpl))
+		FAIL("mkdtemp: %s", strerror(errno));
+	snprintf(path, pathsz, "%s", tmpl);
+	test_defer(remove_tree, strdup(path));
+}
+
+static void unmount_path(void *path)
+{
+	umount2(path, MNT_DETACH);
+	free(path);
+}
+
+void test_mount_tmpfs(const char *dir)
+{
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+		FAIL("mount tmpfs on %s: %s", dir, strerror(errno));
+	test_defer(unmount_path, strdup(dir));
+}
+
+void test_write(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		FAIL("create %s: %s", path, strerror(errno));
+	if (write(fd, text, len) != (ssize_t)len)
+		FAIL("write %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+void test_copy(const char *from, const char *to, mode_t mode)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	struct stat st;
+
+	if (in < 0 || fstat(in, &st))
+		FAIL("open %s: %s", from, strerror(errno));
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (out < 0)
+		FAIL("create %s: %s", to, strerror(errno));
+	if (sendfile(out, in, NULL, st.st_size) != st.st_size)
+		FAIL("copy %s to %s: %s", from, to, strerror(errno));
+	close(in);
+	close(out);
+}
+
+/* The enforcer loaded once by the test binary's parent process (test_enforcer_preload), which
+ * every test child inherits: loading under QEMU's emulation takes seconds. */
+static struct enforcer *shared;
+static bool shared_lsm;
+static int shared_err;
+
+void test_enforcer_preload(bool lsm)
+{
+	shared_err = enforcer_load(&shared, &(struct enforcer_opts){ .lsm = lsm });
+	if (!shared_err && lsm)
+		shared_err = enforcer_attach_lsm(shared);
+	if (shared_err) {
+		enforcer_destroy(shared);
+		shared = NULL;
+	}
+	shared_lsm = lsm;
+}
+
+static void agent_destroy(void *arg)
+{
+	enforcer_destroy(arg);
+}
+
+/* The shared enforcer outlives the test: forget the test's agent in it. */
+static void agent_forget(void *arg)
+{
+	struct test_agent *a = arg;
+
+	enforcer_remove_cgroup(a->e, a->cgroup);
+	rules_remove(a->e, a->id);
+}
+
+void test_agent_apply(struct test_agent *a, const struct ruleset *rs)
+{
+	int err, failed = -1;
+
+	err = rules_apply(a->e, a->id, rs, &a->generation, &failed);
+	if (err)
+		FAIL("rules_apply (file rule %d): %s", failed, strerror(-err));
+}
+
+static void agent_enforcer(struct test_agent *a, bool lsm)
+{
+	int err;
+
+	if (shared_err && (shared_lsm || !lsm))
+		FAIL("loading the enforcer (BPF LSM %s): %s", shared_lsm ? "on" : "off",
+		     strerror(-shared_err));
+	if (shared && (shared_lsm || !lsm)) {
+		a->e = shared;
+		return;
+	}
+	err = enforcer_load(&a->e, &(struct enforcer_opts){ .lsm = lsm });
+	if (err)
+		FAIL("enforcer_load: %s", strerror(-err));
+	test_defer(agent_destroy, a->e);
+	if (!lsm)
+		return;
+	err = enforcer_attach_lsm(a->e);
+	if (err)
+		FAIL("enforcer_attach_lsm: %s", strerror(-err));
+}
+
+void test_agent_start(struct test_agent *a, const struct ruleset *rs, bool lsm)
+{
+	int err, cgfd;
+
+	memset(a, 0, sizeof(*a));
+	a->id = TEST_AGENT_ID;
+	test_cgroup(a->cgroup, sizeof(a->cgroup));
+	agent_enforcer(a, lsm);
+	test_defer(agent_forget, a);
+	test_agent_apply(a, rs);
+	err = enforcer_add_cgroup(a->e, a->cgroup, a->id);
+	if (err)
+		FAIL("enforcer_add_cgroup %s: %s", a->cgroup, strerror(-err));
+	cgfd = open(a->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgfd < 0)
+		FAIL("open %s: %s", a->cgroup, strerror(errno));
+	err = enforcer_attach_cgroup(a->e, cgfd);
+	close(cgfd);
+	if (err)
+		FAIL("enforcer_attach_cgroup %s: %s", a->cgroup, strerror(-err));
+}
+
+int test_agent_run(const struct test_agent *a, int (*fn)(void *), void *arg)
+{
+	return run_in_cgroup(a->cgroup, fn, arg, NULL);
 }
 
 static void proc_kill(void *arg)

@@ -4,10 +4,15 @@
 #ifndef AGENTD_TESTLIB_H
 #define AGENTD_TESTLIB_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "rules.h"
 
-/* Creates a fresh cgroup v2 directory for this test; removed when the test ends. */
+/* Creates a fresh cgroup v2 directory for this test (under parent, or under the cgroup v2 root
+ * when parent is NULL); removed when the test ends. */
+void test_cgroup_in(const char *parent, char *path, size_t pathsz);
 void test_cgroup(char *path, size_t pathsz);
 /* Creates a file holding text under a fresh directory; removed when the test ends. */
 void test_file(char *path, size_t pathsz, const char *name, const char *text);
@@ -17,6 +22,16 @@ void test_pin_dir(char *path, size_t pathsz);
 
 /* Unlinks path when the test ends. */
 void test_unlink_at_end(const char *path);
+
+/* Creates a fresh directory under /tmp; it and everything below it (mounts too) are removed when
+ * the test ends. */
+void test_dir(char *path, size_t pathsz);
+/* Mounts a fresh tmpfs on dir; unmounted when the test ends. */
+void test_mount_tmpfs(const char *dir);
+/* Writes text to path (created with mode, or truncated); FAILs on error. */
+void test_write(const char *path, const char *text, mode_t mode);
+/* Copies the file from to the new file to (with mode); FAILs on error. */
+void test_copy(const char *from, const char *to, mode_t mode);
 
 /* A child process whose stdout the test reads line by line. */
 struct proc {
@@ -40,5 +55,29 @@ int proc_stop(struct proc *p, int sig);
  * any agent when path is NULL); fn's return value is the child's exit status. Returns it, and
  * the child's pid in *child when child is not NULL. */
 int run_in_cgroup(const char *path, int (*fn)(void *), void *arg, pid_t *child);
+
+/*
+ * An agent for the test: a fresh cgroup registered with an enforcer (the BPF LSM objects loaded
+ * and attached too when lsm), its rules applied, the cgroup-BPF programs attached to its cgroup.
+ * The enforcer is the one test_enforcer_preload() loaded, or else one loaded for the test. All
+ * of it is undone when the test ends.
+ */
+struct test_agent {
+	struct enforcer *e;
+	char cgroup[PATH_MAX];
+	__u32 id;
+	__u32 generation;
+};
+
+#define TEST_AGENT_ID 7
+
+/* Loads (and with lsm attaches) the enforcer every later test_agent_start() uses; for the test
+ * binary's parent process, before the tests fork. A failure is reported by the tests. */
+void test_enforcer_preload(bool lsm);
+void test_agent_start(struct test_agent *a, const struct ruleset *rs, bool lsm);
+/* rules_apply() for the agent; FAILs on error. */
+void test_agent_apply(struct test_agent *a, const struct ruleset *rs);
+/* run_in_cgroup() in the agent's cgroup. */
+int test_agent_run(const struct test_agent *a, int (*fn)(void *), void *arg);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "rules.h"
 
@@ -75,10 +76,6 @@ static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const st
 	struct stat st;
 	size_t i;
 
-	/* No BPF LSM objects loaded (no file_rules map): nothing would enforce them. The caller
-	 * reports which layers are missing. */
-	if (m->files < 0)
-		return 0;
 	for (i = 0; i < rs->nfiles; i++) {
 		if (stat(rs->files[i].path, &st)) {
 			*failed = i;
@@ -88,6 +85,10 @@ static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const st
 		key.ino = st.st_ino;
 		rule.rule_id = i + 1;
 		rule.rights = rs->files[i].rights;
+		/* Without the BPF LSM objects there is no file layer to fill (the caller chose
+		 * and reports it); the paths are still resolved, so errors do not depend on it. */
+		if (m->files < 0)
+			continue;
 		if (bpf_map_update_elem(m->files, &key, &rule, BPF_ANY)) {
 			*failed = i;
 			return -errno;
@@ -123,6 +124,33 @@ static int write_net(const struct maps *m, __u32 agent_id, __u32 gen, const stru
 	return 0;
 }
 
+/*
+ * Returns once every BPF program running when it was called has finished. Programs read an
+ * agent's generation, then its rules: the old generation may go only when no program can still
+ * hold it. The kernel waits for an RCU grace period after each update of a map-in-map
+ * (maybe_wait_bpf_programs() in kernel/bpf/syscall.c), and non-sleepable programs, all of ours,
+ * run inside RCU read-side sections.
+ */
+static int wait_for_programs(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	int inner, outer, err = 0;
+	__u32 zero = 0;
+
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32), sizeof(__u32), 1, NULL);
+	if (inner < 0)
+		return -errno;
+	opts.inner_map_fd = inner;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL, sizeof(__u32), sizeof(__u32), 1,
+			       &opts);
+	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY))
+		err = -errno;
+	if (outer >= 0)
+		close(outer);
+	close(inner);
+	return err;
+}
+
 int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __u32 *generation,
 		int *failed)
 {
@@ -156,9 +184,10 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 		return err;
 	}
 	*generation = cfg.generation;
-	/* The new rules are in force. Old entries left by a failure here (ENOMEM) can never match
-	 * (their generation is not current) and go at the next apply. */
-	delete_generations(&m, agent_id, cfg.generation);
+	/* The new rules are in force. Old entries left by a failure here can never match (their
+	 * generation is not current) and go at the next apply. */
+	if (!wait_for_programs())
+		delete_generations(&m, agent_id, cfg.generation);
 	return 0;
 }
 

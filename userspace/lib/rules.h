@@ -36,8 +36,10 @@ struct ruleset {
  * to in one map update, then the old generation is removed. On failure nothing changes: the new
  * generation's entries are removed and the agent keeps its rules. *failed (may be NULL) is the
  * index of the file rule that could not be resolved, or -1.
- * Returns 0 or -errno; *generation is the generation now in force. File rules are skipped when
- * the enforcer runs without its BPF LSM objects (nothing would enforce them).
+ * Returns 0 or -errno; *generation is the generation now in force. File rules need the BPF LSM
+ * objects: an enforcer loaded without them resolves their paths and stores nothing (its caller
+ * reports that file rules are not enforced). The old generation is deleted only once no running
+ * program can still hold it.
  */
 int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __u32 *generation,
 		int *failed);

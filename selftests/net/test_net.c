@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network rules (cgroup-BPF): run in the host tier and the VM tier. Every test runs in a network
+ * namespace of its own, with lo up and the test's addresses on it, so that no packet leaves it.
+ * Listeners belong to the test (outside the agent); an allowed connect is proven by accepting
+ * it, a denied one by EPERM and nothing to accept.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "harness.h"
+#include "netdeny.h"
+#include "testlib.h"
+
+#define PRIVATE_ADDR "10.0.0.1"
+#define PUBLIC_ADDR "198.51.100.1" /* TEST-NET-2: not in the structural deny list */
+#define PORT 4242
+#define TCP_UDP (AGENTD_PROTO_TCP | AGENTD_PROTO_UDP)
+
+static void ifreq_ioctl(int fd, unsigned long req, struct ifreq *ifr)
+{
+	if (ioctl(fd, req, ifr))
+		FAIL("ioctl %#lx on %s: %s", req, ifr->ifr_name, strerror(errno));
+}
+
+/* A network namespace for this test: lo up, with PRIVATE_ADDR and PUBLIC_ADDR on it. */
+static void own_netns(void)
+{
+	const char *addrs[][2] = { { "lo:1", PRIVATE_ADDR }, { "lo:2", PUBLIC_ADDR } };
+	struct ifreq ifr = { .ifr_name = "lo" };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	size_t i;
+	int fd;
+
+	if (unshare(CLONE_NEWNET))
+		FAIL("unshare(CLONE_NEWNET): %s", strerror(errno));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_OK(fd);
+	ifreq_ioctl(fd, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP;
+	ifreq_ioctl(fd, SIOCSIFFLAGS, &ifr);
+	for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", addrs[i][0]);
+		sin->sin_family = AF_INET;
+		inet_pton(AF_INET, addrs[i][1], &sin->sin_addr);
+		ifreq_ioctl(fd, SIOCSIFADDR, &ifr);
+	}
+	close(fd);
+}
+
+struct dest {
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int type; /* SOCK_STREAM: connect; SOCK_DGRAM: sendto without connect */
+};
+
+static void dest(struct dest *d, const char *addr, int port, int type)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)&d->ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&d->ss;
+
+	memset(d, 0, sizeof(*d));
+	d->type = type;
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		d->len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		d->len = sizeof(*sin6);
+	} else {
+		FAIL("bad address %s", addr);
+	}
+}
+
+/* A listener (stream) or a bound socket (datagram) of the test, outside the agent. */
+static int listener(const char *addr, int port, int type)
+{
+	struct dest d;
+	int fd, one = 1;
+
+	dest(&d, addr, port, type);
+	fd = socket(d.ss.ss_family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	ASSERT_OK(fd);
+	ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	if (bind(fd, (struct sockaddr *)&d.ss, d.len))
+		FAIL("bind %s:%d: %s", addr, port, strerror(errno));
+	if (type == SOCK_STREAM)
+		ASSERT_OK(listen(fd, 16));
+	return fd;
+}
+
+/* Whether the listener got something: a connection to accept, or a datagram. */
+static bool received(int fd, int type)
+{
+	char buf[8];
+	int c;
+
+	if (type == SOCK_DGRAM)
+		return recv(fd, buf, sizeof(buf), 0) > 0;
+	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		return false;
+	close(c);
+	return true;
+}
+
+static int reach(void *arg)
+{
+	const struct dest *d = arg;
+	int fd = socket(d->ss.ss_family, d->type | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return 100 + errno;
+	if (d->type == SOCK_STREAM)
+		r = connect(fd, (const struct sockaddr *)&d->ss, d->len);
+	else
+		r = sendto(fd, "x", 1, 0, (const struct sockaddr *)&d->ss, d->len);
+	r = r < 0 ? errno : 0;
+	close(fd);
+	return r;
+}
+
+static void net_agent(struct test_agent *ag, const struct net_rule *net, size_t nnet, __u32 flags)
+{
+	static const struct file_rule files[] = { { "/", AGENTD_RIGHT_READ | AGENTD_RIGHT_EXEC } };
+	const struct ruleset rs = {
+		.flags = flags,
+		.sock_families = 1ULL << AF_INET | 1ULL << AF_INET6,
+		.sock_types = 1U << SOCK_STREAM | 1U << SOCK_DGRAM,
+		.files = files,
+		.nfiles = 1,
+		.net = net,
+		.nnet = nnet,
+	};
+
+	test_agent_start(ag, &rs, false);
+}
+
+static void rule(struct net_rule *r, const char *cidr, __u32 protocols)
+{
+	memset(r, 0, sizeof(*r));
+	if (netdeny_parse_cidr(cidr, &r->cidr))
+		FAIL("bad CIDR %s", cidr);
+	r->protocols = protocols;
+}
+
+/* The agent is denied (EPERM, nothing received) where the test itself gets through. */
+static void denied_to_agent(const struct test_agent *ag, const char *listen_addr,
+			    const char *to_addr, int type)
+{
+	int l = listener(listen_addr, PORT, type);
+	struct dest d;
+
+	dest(&d, to_addr, PORT, type);
+	ASSERT_EQ(test_agent_run(ag, reach, &d), EPERM);
+	ASSERT(!received(l, type));
+	ASSERT_EQ(run_in_cgroup(NULL, reach, &d, NULL), 0);
+	ASSERT(received(l, type));
+	close(l);
+}
+
+static void allow_everything(struct net_rule r[2])
+{
+	rule(&r[0], "0.0.0.0/0", TCP_UDP);
+	rule(&r[1], "::/0", TCP_UDP);
+}
+
+TEST(net_loopback_denied_whatever_the_rules)
+{
+	struct test_agent ag;
+	struct net_rule r[2];
+
+	own_netns();
+	allow_everything(r);
+	net_agent(&ag, r, 2, 0);
+	denied_to_agent(&ag, "127.0.0.1", "127.0.0.1", SOCK_STREAM);
+	denied_to_agent(&ag, "127.0.0.1", "127.0.0.1", SOCK_DGRAM);
+	denied_to_agent(&ag, "::", "::1", SOCK_STREAM);
+	denied_to_agent(&ag, "::", "::ffff:127.0.0.1", SOCK_STREAM);
+}
+
+TEST(net_private_denied_whatever_the_rules)
+{
+	struct test_agent ag;
+	struct net_rule r[2];
+
+	own_netns();
+	allow_everything(r);
+	net_agent(&ag, r, 2, 0);
+	denied_to_agent(&ag, PRIVATE_ADDR, PRIVATE_ADDR, SOCK_STREAM);
+	denied_to_agent(&ag, "::", "::ffff:" PRIVATE_ADDR, SOCK_STREAM);
+	denied_to_agent(&ag, PRIVATE_ADDR, PRIVATE_ADDR, SOCK_DGRAM);
+	denied_to_agent(&ag, "::", "::ffff:" PRIVATE_ADDR, SOCK_DGRAM);
+}
+
+static void allowed_to_agent(const struct test_agent *ag, const char *addr, int type)
+{
+	int l = listener(addr, PORT, type);
+	struct dest d;
+
+	dest(&d, addr, PORT, type);
+	ASSERT_EQ(test_agent_run(ag, reach, &d), 0);
+	ASSERT(received(l, type));
+	close(l);
+}
+
+TEST(net_public_address_needs_a_rule)
+{
+	struct test_agent ag;
+	struct net_rule r;
+
+	own_netns();
+	net_agent(&ag, NULL, 0, 0);
+	denied_to_agent(&ag, PUBLIC_ADDR, PUBLIC_ADDR, SOCK_STREAM);
+	rule(&r, "198.51.100.0/24", AGENTD_PROTO_TCP);
+	net_agent(&ag, &r, 1, 0);
+	allowed_to_agent(&ag, PUBLIC_ADDR, SOCK_STREAM);
+	/* The same rule reached through an IPv4-mapped address on an IPv6 socket. */
+	{
+		int l = listener(PUBLIC_ADDR, PORT, SOCK_STREAM);
+		struct dest d;
+
+		dest(&d, "::ffff:" PUBLIC_ADDR, PORT, SOCK_STREAM);
+		ASSERT_EQ(test_agent_run(&ag, reach, &d), 0);
+		ASSERT(received(l, SOCK_STREAM));
+		close(l);
+	}
+	/* TCP only: a datagram is denied. */
+	denied_to_agent(&ag, PUBLIC_ADDR, PUBLIC_ADDR, SOCK_DGRAM);
+}
+
+TEST(net_rule_ports_and_protocols)
+{
+	struct test_agent ag;
+	struct net_rule r;
+
+	own_netns();
+	rule(&r, PUBLIC_ADDR "/32", AGENTD_PROTO_UDP);
+	r.nranges = 2;
+	r.port_lo[0] = 1000;
+	r.port_hi[0] = 2000;
+	r.port_lo[1] = PORT;
+	r.port_hi[1] = PORT;
+	net_agent(&ag, &r, 1, 0);
+	allowed_to_agent(&ag, PUBLIC_ADDR, SOCK_DGRAM);
+	denied_to_agent(&ag, PUBLIC_ADDR, PUBLIC_ADDR, SOCK_STREAM);
+	r.port_lo[1] = PORT + 1;
+	r.port_hi[1] = PORT + 10;
+	test_agent_apply(&ag, &(struct ruleset){
+				      .sock_families = 1ULL << AF_INET | 1ULL << AF_INET6,
+				      .sock_types = 1U << SOCK_STREAM | 1U << SOCK_DGRAM,
+				      .net = &r,
+				      .nnet = 1,
+			      });
+	denied_to_agent(&ag, PUBLIC_ADDR, PUBLIC_ADDR, SOCK_DGRAM);
+}
+
+static int try_bind(void *arg)
+{
+	struct dest *d = arg;
+	int fd = socket(d->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return 100 + errno;
+	r = bind(fd, (struct sockaddr *)&d->ss, d->len) ? errno : 0;
+	close(fd);
+	return r;
+}
+
+TEST(net_bind_needs_allow_bind)
+{
+	struct test_agent ag;
+	struct dest d4, d6;
+
+	own_netns();
+	dest(&d4, "127.0.0.1", PORT, SOCK_STREAM);
+	dest(&d6, "::1", PORT, SOCK_STREAM);
+	net_agent(&ag, NULL, 0, 0);
+	ASSERT_EQ(test_agent_run(&ag, try_bind, &d4), EPERM);
+	ASSERT_EQ(test_agent_run(&ag, try_bind, &d6), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, try_bind, &d4, NULL), 0);
+	net_agent(&ag, NULL, 0, AGENTD_AGENT_ALLOW_BIND);
+	ASSERT_EQ(test_agent_run(&ag, try_bind, &d4), 0);
+	ASSERT_EQ(test_agent_run(&ag, try_bind, &d6), 0);
+}
+
+/* The agent listens on loopback and connects to its own listener. */
+static int own_listener(void *addr)
+{
+	int l = listener(addr, PORT, SOCK_STREAM), r;
+	struct dest d;
+
+	dest(&d, addr, PORT, SOCK_STREAM);
+	r = reach(&d);
+	if (!r && !received(l, SOCK_STREAM))
+		r = 200;
+	close(l);
+	return r;
+}
+
+TEST(net_own_loopback_listener_reachable_until_closed)
+{
+	struct test_agent ag;
+
+	own_netns();
+	net_agent(&ag, NULL, 0, AGENTD_AGENT_ALLOW_BIND);
+	ASSERT_EQ(test_agent_run(&ag, own_listener, "127.0.0.1"), 0);
+	ASSERT_EQ(test_agent_run(&ag, own_listener, "::1"), 0);
+	/* Closed: the test's own listener on the same port is loopback like any other. */
+	denied_to_agent(&ag, "127.0.0.1", "127.0.0.1", SOCK_STREAM);
+	denied_to_agent(&ag, "::1", "::1", SOCK_STREAM);
+}
