@@ -385,3 +385,23 @@ int run_in_cgroup(const char *path, int (*fn)(void *), void *arg, pid_t *child)
 		FAIL("child killed by signal %d", WTERMSIG(status));
 	return WEXITSTATUS(status);
 }
+
+int try_open(void *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+int try_create(void *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}

@@ -105,26 +105,6 @@ static struct proc *restart_agentd(struct paths *p)
 	return agentd;
 }
 
-static int try_open(void *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno;
-	close(fd);
-	return 0;
-}
-
-static int try_create(void *path)
-{
-	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return errno;
-	close(fd);
-	return 0;
-}
-
 /* Runs an agentctl command; returns its exit status, its first output line in out. */
 static int agentctl(char *const argv[], char *out, size_t outsz)
 {

@@ -41,16 +41,6 @@ static void slice_start(struct slice *s)
 		FAIL("agentd did not get ready: \"%s\"", s->agentd->buf);
 }
 
-static int try_open(void *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno;
-	close(fd);
-	return 0;
-}
-
 /* Opens O_PATH (which runs no file_open check), then reopens through /proc/self/fd. */
 static int try_reopen_o_path(void *path)
 {

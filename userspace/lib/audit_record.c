@@ -324,45 +324,26 @@ static void from_self_event(struct audit_record *r, const struct agentd_self_eve
 		 event_reason_name(e->verdict.reason), e->target_pid, e->arg);
 }
 
-/* Copies the record into ev if it is exactly of that type's size. */
-#define TAKE(ev, data, len) ((len) == sizeof(ev) ? (memcpy(&(ev), data, sizeof(ev)), 0) : -EINVAL)
-
 int audit_record_from_event(struct audit_record *r, const void *data, size_t len,
 			    __s64 mono_to_real_ns)
 {
-	struct agentd_event_hdr hdr;
-	union {
-		struct agentd_file_event file;
-		struct agentd_net_event net;
-		struct agentd_self_event self;
-	} ev;
+	union agentd_event ev;
 
 	memset(r, 0, sizeof(*r));
-	if (len < sizeof(hdr))
-		return -EINVAL;
-	memcpy(&hdr, data, sizeof(hdr));
-	if (hdr.len != len || hdr.version != AGENTD_EVENT_VERSION)
-		return -EINVAL;
-	switch (hdr.type) {
+	switch (event_decode(data, len, &ev)) {
 	case AGENTD_EV_FILE:
-		if (TAKE(ev.file, data, len))
-			return -EINVAL;
 		from_file_event(r, &ev.file);
 		break;
 	case AGENTD_EV_NET:
-		if (TAKE(ev.net, data, len))
-			return -EINVAL;
 		from_net_event(r, &ev.net);
 		break;
 	case AGENTD_EV_SELF:
-		if (TAKE(ev.self, data, len))
-			return -EINVAL;
 		from_self_event(r, &ev.self);
 		break;
 	default:
 		return -EINVAL;
 	}
-	r->time_ns = hdr.ts_ns + mono_to_real_ns;
+	r->time_ns = ev.hdr.ts_ns + mono_to_real_ns;
 	return 0;
 }
 

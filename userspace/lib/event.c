@@ -166,42 +166,51 @@ static void format_self(struct line *l, const struct agentd_self_event *e)
 	line_add(l, " target_pid=%u arg=%u", e->target_pid, e->arg);
 }
 
-/* Copies the record into ev if it is exactly of that type's size. */
-#define TAKE(ev, data, len) ((len) == sizeof(ev) ? (memcpy(&(ev), data, sizeof(ev)), 0) : -EINVAL)
-
-int event_format(const void *data, size_t len, char *buf, size_t bufsz)
+int event_decode(const void *data, size_t len, union agentd_event *ev)
 {
-	struct line l = { .buf = buf, .size = bufsz };
 	struct agentd_event_hdr hdr;
-	union {
-		struct agentd_file_event file;
-		struct agentd_net_event net;
-		struct agentd_self_event self;
-	} ev;
+	size_t want;
 
-	if (!bufsz)
-		return -ENOSPC;
-	buf[0] = '\0';
 	if (len < sizeof(hdr))
 		return -EINVAL;
 	memcpy(&hdr, data, sizeof(hdr));
 	if (hdr.len != len || hdr.version != AGENTD_EVENT_VERSION)
 		return -EINVAL;
-
 	switch (hdr.type) {
 	case AGENTD_EV_FILE:
-		if (TAKE(ev.file, data, len))
-			return -EINVAL;
+		want = sizeof(ev->file);
+		break;
+	case AGENTD_EV_NET:
+		want = sizeof(ev->net);
+		break;
+	case AGENTD_EV_SELF:
+		want = sizeof(ev->self);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (len != want)
+		return -EINVAL;
+	memcpy(ev, data, len);
+	return hdr.type;
+}
+
+int event_format(const void *data, size_t len, char *buf, size_t bufsz)
+{
+	struct line l = { .buf = buf, .size = bufsz };
+	union agentd_event ev;
+
+	if (!bufsz)
+		return -ENOSPC;
+	buf[0] = '\0';
+	switch (event_decode(data, len, &ev)) {
+	case AGENTD_EV_FILE:
 		format_file(&l, &ev.file);
 		break;
 	case AGENTD_EV_NET:
-		if (TAKE(ev.net, data, len))
-			return -EINVAL;
 		format_net(&l, &ev.net);
 		break;
 	case AGENTD_EV_SELF:
-		if (TAKE(ev.self, data, len))
-			return -EINVAL;
 		format_self(&l, &ev.self);
 		break;
 	default:

@@ -3,6 +3,22 @@
 #define AGENTD_EVENT_H
 
 #include <stddef.h>
+#include "agentd/abi.h"
+
+/* Any ring-buffer record, by hdr.type. */
+union agentd_event {
+	struct agentd_event_hdr hdr;
+	struct agentd_file_event file;
+	struct agentd_net_event net;
+	struct agentd_self_event self;
+};
+
+/*
+ * Copies one ring-buffer record into ev after checking it: its length, header length, version,
+ * and that its type is known and its size that type's. The one place that validates records.
+ * Returns the type (AGENTD_EV_*) or -EINVAL.
+ */
+int event_decode(const void *data, size_t len, union agentd_event *ev);
 
 /*
  * Formats one ring-buffer record as one human-readable line (no newline) into buf.
