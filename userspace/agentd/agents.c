@@ -411,7 +411,8 @@ static int reload(struct daemon *d, struct agent **list, int n, char *why, size_
 	*code = CONTROL_E_POLICY;
 	for (i = 0; !err && i < n; i++)
 		err = load(d, &list[i]->st, &l[i], why, whysz);
-	*code = CONTROL_E_FAILED;
+	if (!err)
+		*code = CONTROL_E_FAILED;
 	for (i = 0; !err && i < n; i++) {
 		err = apply(d, list[i], &l[i], why, whysz);
 		if (!err)
