@@ -34,6 +34,7 @@ struct options {
 	const char *state_dir;
 	const char *cgroup; /* parent of every agent's cgroup; NULL: <cgroup2>/agentd */
 	bool allow_partial;
+	bool verbose;
 	char audit_buf[4096];
 };
 
@@ -56,6 +57,10 @@ int daemon_run(const struct options *o);
 struct sink {
 	struct audit_writer *audit;
 	__s64 mono_to_real_ns;
+	bool quiet; /* no line on stdout (the daemon: the audit log is the record; -v prints) */
+	/* Events per pass before consumption stops with -EAGAIN, so that a busy agent cannot
+	 * starve the control socket; 0: no limit. */
+	unsigned budget, used;
 };
 int sink_event(void *ctx, void *data, size_t len);
 

@@ -20,6 +20,7 @@
 #include "server.h"
 
 #define POLL_MS 100
+#define EVENTS_PER_PASS 4096
 
 static volatile sig_atomic_t stop, hup;
 
@@ -119,6 +120,9 @@ static int load(struct daemon *d)
 		.on_event = sink_event,
 		.ctx = &d->sink,
 	};
+
+	d->sink.quiet = !d->o->verbose;
+	d->sink.budget = EVENTS_PER_PASS;
 	int err = enforcer_load(&d->e, &eo);
 
 	if (err) {
@@ -149,9 +153,10 @@ static void report_drops(struct daemon *d)
 	}
 }
 
-static int timeout_ms(struct daemon *d, struct server *srv)
+static int timeout_ms(struct daemon *d, struct server *srv, bool more)
 {
-	int t = POLL_MS, a = audit_writer_timeout_ms(d->sink.audit), s = server_timeout_ms(srv);
+	int t = more ? 0 : POLL_MS, a = audit_writer_timeout_ms(d->sink.audit),
+	    s = server_timeout_ms(srv);
 
 	if (a >= 0 && a < t)
 		t = a;
@@ -163,6 +168,7 @@ static int timeout_ms(struct daemon *d, struct server *srv)
 static int serve(struct daemon *d, struct server *srv)
 {
 	struct pollfd fds[SERVER_CLIENTS_MAX + 1];
+	bool more = false;
 	int n, err;
 
 	while (!stop) {
@@ -171,16 +177,19 @@ static int serve(struct daemon *d, struct server *srv)
 			agents_reload_all(d);
 		}
 		n = server_pollfds(srv, fds, SERVER_CLIENTS_MAX + 1);
-		if (poll(fds, n, timeout_ms(d, srv)) < 0) {
+		if (poll(fds, n, timeout_ms(d, srv, more)) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err("poll: %s\n", strerror(errno));
 			return -errno;
 		}
 		server_service(srv, fds, n);
-		/* The programs wake nobody per event: the ring buffer is drained every pass. */
+		/* The programs wake nobody per event: the ring buffer is read every pass, a
+		 * bounded number of events at a time (-EAGAIN: more are waiting). */
+		d->sink.used = 0;
 		err = enforcer_consume(d->e, 0);
-		if (err < 0) {
+		more = err == -EAGAIN;
+		if (err < 0 && !more) {
 			log_err("reading events: %s\n", strerror(-err));
 			return err;
 		}
@@ -234,6 +243,7 @@ int daemon_run(const struct options *o)
 	fflush(stdout);
 	err = serve(d, srv);
 	/* Whatever is still in the ring buffer goes to the log before it closes. */
+	d->sink.budget = 0;
 	enforcer_consume(d->e, 0);
 	report_drops(d);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "daemon-stop", NULL,

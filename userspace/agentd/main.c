@@ -65,7 +65,8 @@ static void usage(FILE *out)
 		"  --allow-partial   without BPF LSM, run with the network layer only (file, "
 		"exec,\n"
 		"                    socket and self-protection rules are then NOT ENFORCED)\n"
-		"  SIGHUP reloads every agent's policy; SIGTERM stops, enforcement stays\n"
+		"  SIGHUP reloads every agent's policy; SIGTERM stops, enforcement stays;\n"
+		"  decisions go to the audit log (and, with -v, one line each on stdout)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
 		"\n"
 		"exit status: 0 success, 1 BPF LSM unavailable (--probe), 2 usage, 3 failure\n");
@@ -152,6 +153,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'v':
 			level = LOG_DEBUG;
+			o->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
