@@ -12,9 +12,15 @@
 /* Whether argv holds --json or -j (every command accepts it). */
 int want_json(int argc, char **argv);
 
-/* policy check [--tools FILE] [--var NAME=VALUE]... [--json] FILE... */
+/* policy check [--tools FILE] [--var NAME=VALUE]... [--json] FILE... | policy reload [NAME] */
 int do_policy(int argc, char **argv);
 /* agentctl audit verify|query|follow (audit.c) */
 int do_audit(int argc, char **argv);
+/* The daemon's nouns, over the control socket (client.c): agent.c, run.c, kill.c, status.c;
+ * policy reload in policy.c. */
+int do_agent(int argc, char **argv);
+int do_run(int argc, char **argv);
+int do_kill(int argc, char **argv);
+int do_status(int argc, char **argv);
 
 #endif

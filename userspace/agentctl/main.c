@@ -46,7 +46,19 @@ static const struct cmd {
 	const char *help;
 } cmds[] = {
 	{ "probe", do_probe, "probe [--json]   what this kernel can enforce (exit 1: no BPF LSM)" },
-	{ "policy", do_policy, "policy check FILE...  validate policies (--tools, --var, --json)" },
+	{ "agent", do_agent,
+	  "agent add NAME --policy FILE [--tools FILE] [--var N=V]...   a new agent\n"
+	  "  agent rm NAME    kill its processes, remove its rules and cgroup\n"
+	  "  agent ls | agent info NAME" },
+	{ "run", do_run,
+	  "run NAME [--user USER] [--cwd DIR] -- CMD [ARGS...]   CMD inside the agent from its\n"
+	  "                   first instruction; exits with CMD's status (128+N: killed by N)" },
+	{ "kill", do_kill, "kill NAME        SIGKILL every process of the agent (it stays)" },
+	{ "status", do_status,
+	  "status           the daemon, kernel features, which layer enforces what, agents" },
+	{ "policy", do_policy,
+	  "policy check FILE...  validate policies (--tools, --var)\n"
+	  "  policy reload [NAME]  apply the agents' policies again, all or nothing" },
 	{ "audit", do_audit,
 	  "audit verify|query|follow ...   the audit log (agentctl audit help)" },
 	{ "version", do_version, "version          print the version" },
@@ -62,7 +74,11 @@ static int do_help(int argc, char **argv)
 	printf("usage: agentctl COMMAND [ARGS]\n\ncommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		printf("  %s\n", cmds[i].help);
-	printf("\nexit status: 0 success, 1 the answer is no, 2 usage, 3 failure\n");
+	printf("\nevery command takes --json; daemon commands take --control PATH (default\n"
+	       "$AGENTD_CONTROL, else /run/agentd/control.sock)\n");
+	printf("\nexit status: 0 success, 1 the answer is no (invalid policy, no such agent,\n"
+	       "agent exists, not root), 2 usage, 3 failure (daemon unreachable, kernel refused);\n"
+	       "run: the command's own status\n");
 	return 0;
 }
 

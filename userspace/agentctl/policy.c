@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* agentctl policy check: validates policy files without root and without the daemon. */
+/* agentctl policy check: validates policy files without root and without the daemon;
+ * agentctl policy reload: asks the daemon to apply them again. */
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "client.h"
 #include "cmds.h"
 #include "log.h"
 #include "policy.h"
@@ -24,7 +26,8 @@ struct check_opts {
 static int usage(void)
 {
 	log_err("usage: agentctl policy check [--tools FILE] [--var NAME=VALUE]... [--json] "
-		"FILE...\n");
+		"FILE...\n"
+		"       agentctl policy reload [NAME] [--json] [--control PATH]\n");
 	return EXIT_USAGE;
 }
 
@@ -227,9 +230,40 @@ static int do_check(int argc, char **argv)
 	return status;
 }
 
+/* Atomic per request: every policy named is compiled before any is applied. */
+static int do_reload(int argc, char **argv)
+{
+	struct control_request req = { .id = 1, .cmd = CONTROL_POLICY_RELOAD };
+	json_t *reply, *a;
+	struct ctl c;
+	int status;
+	size_t i;
+
+	argc = ctl_args(argc, argv, &c);
+	if (argc > 2 || (argc == 2 && !control_name_valid(argv[1])))
+		return usage();
+	if (argc == 2)
+		strcpy(req.name, argv[1]);
+	status = ctl_call(&c, &req, &reply);
+	if (status)
+		return status;
+	if (c.json)
+		ctl_print_json(reply);
+	json_array_foreach(c.json ? NULL : json_object_get(reply, "agents"), i, a)
+	{
+		printf("agent %s: policy reloaded, generation %lld\n",
+		       json_string_value(json_object_get(a, "name")),
+		       json_integer_value(json_object_get(a, "generation")));
+	}
+	json_decref(reply);
+	return 0;
+}
+
 int do_policy(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "check"))
 		return do_check(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "reload"))
+		return do_reload(argc - 1, argv + 1);
 	return usage();
 }

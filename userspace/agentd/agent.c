@@ -53,31 +53,48 @@ static void print_errors(const struct policy_errors *errs)
 			log_err("%s\n", line);
 }
 
-/* Loads and compiles the policy; *p must outlive c (rules name its paths). */
-static int policy_rules(const struct options *o, struct policy **p, struct compiled *c)
+int policy_rules_load(const char *policy, const char *tools, const struct policy_vars *vars,
+		      struct policy **p, struct compiled *c, struct policy_errors *errs, char *why,
+		      size_t whysz)
 {
-	const struct policy_vars vars = { o->vars, o->nvars };
 	struct tools_registry *reg = NULL;
-	struct policy_errors errs = {};
 	int err;
 
 	memset(c, 0, sizeof(*c));
-	if (o->tools) {
-		err = tools_load(o->tools, &reg, &errs);
+	*p = NULL;
+	why[0] = '\0';
+	if (tools && tools[0]) {
+		err = tools_load(tools, &reg, errs);
 		if (err)
 			goto out;
 	}
-	err = policy_load(o->policy, &vars, reg, p, &errs);
+	err = policy_load(policy, vars, reg, p, errs);
 	if (err)
 		goto out;
 	err = policy_compile(*p, c);
 	if (err)
-		log_err("%s: %s\n", o->policy, c->error);
+		snprintf(why, whysz, "%s: %s", policy, c->error);
 out:
-	print_errors(&errs);
-	policy_errors_clear(&errs);
+	if (errs->n)
+		policy_error_format(&errs->v[0], why, whysz);
+	else if (err && !why[0])
+		snprintf(why, whysz, "%s: %s", policy, strerror(-err));
 	/* The policy keeps pointers into the registry only for its tools, unused past here. */
 	tools_free(reg);
+	return err;
+}
+
+static int policy_rules(const struct options *o, struct policy **p, struct compiled *c)
+{
+	const struct policy_vars vars = { o->vars, o->nvars };
+	struct policy_errors errs = {};
+	char why[1024];
+	int err = policy_rules_load(o->policy, o->tools, &vars, p, c, &errs, why, sizeof(why));
+
+	if (err == -EINVAL && c->error[0])
+		log_err("%s\n", why);
+	print_errors(&errs);
+	policy_errors_clear(&errs);
 	return err;
 }
 

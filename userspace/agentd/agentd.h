@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include "audit.h"
+#include "compile.h"
 #include "enforcer.h"
 #include "policy.h"
 
@@ -11,6 +12,9 @@
 #define MAX_VARS 32
 #define AGENT_ID 1
 #define DEFAULT_PIN_DIR "/sys/fs/bpf/agentd"
+#define DEFAULT_CONTROL "/run/agentd/control.sock"
+#define DEFAULT_STATE_DIR "/var/lib/agentd"
+#define AGENTD_VERSION "0.1.0"
 
 struct options {
 	bool probe;
@@ -25,15 +29,38 @@ struct options {
 	const char *audit_dir;
 	const char *pin_dir;
 	bool teardown;
+	/* daemon mode (no --agent-cgroup) */
+	const char *control;
+	const char *state_dir;
+	const char *cgroup; /* parent of every agent's cgroup; NULL: <cgroup2>/agentd */
+	bool allow_partial;
+	bool verbose;
+	char audit_buf[4096];
 };
 
 /* Compiles the agent's rules (policy or deny list), registers its cgroup, attaches. */
 int agent_setup(struct enforcer *e, const struct options *o, bool lsm);
 
+/*
+ * Loads and compiles a policy; *p must outlive c (rules name its paths). Every error goes to
+ * errs (the caller clears it); the first ("file:line:col: pointer: message") is also in why.
+ * Returns 0 or -errno.
+ */
+int policy_rules_load(const char *policy, const char *tools, const struct policy_vars *vars,
+		      struct policy **p, struct compiled *c, struct policy_errors *errs, char *why,
+		      size_t whysz);
+
+/* Daemon mode: many agents over the control socket (daemon.c). Returns 0 or -errno. */
+int daemon_run(const struct options *o);
+
 /* Where kernel decisions go: one line each on stdout, and the audit log when there is one. */
 struct sink {
 	struct audit_writer *audit;
 	__s64 mono_to_real_ns;
+	bool quiet; /* no line on stdout (the daemon: the audit log is the record; -v prints) */
+	/* Events per pass before consumption stops with -EAGAIN, so that a busy agent cannot
+	 * starve the control socket; 0: no limit. */
+	unsigned budget, used;
 };
 int sink_event(void *ctx, void *data, size_t len);
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * agentd: the privileged host daemon. Today it probes the kernel and confines one agent cgroup
- * given on the command line: self-protection and the structural network deny always, and with
- * --deny-open, files it may not open (everything else stays allowed). Each decision the kernel
- * reports is printed on stdout, one line each.
+ * agentd: the privileged host daemon. With --agent-cgroup it confines one agent cgroup given on
+ * the command line: self-protection and the structural network deny always, and a policy or,
+ * with --deny-open, files it may not open. Without it, it is the daemon (daemon.c): agents are
+ * added and removed over the control socket. Each decision the kernel reports is printed on
+ * stdout, one line each.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,8 @@ static void usage(FILE *out)
 		"       agentd --agent-cgroup PATH [--deny-open FILE]... [--audit-dir DIR] [-v]\n"
 		"       agentd --agent-cgroup PATH --policy FILE [--var NAME=VALUE]...\n"
 		"              [--tools FILE] [--audit-dir DIR] [-v]\n"
+		"       agentd [--control PATH] [--state-dir DIR] [--audit-dir DIR]\n"
+		"              [--pin-dir DIR] [--cgroup DIR] [--allow-partial] [-v]\n"
 		"       agentd --teardown\n"
 		"\n"
 		"  --probe           report what this kernel can enforce; exit 0 when BPF LSM\n"
@@ -52,6 +55,18 @@ static void usage(FILE *out)
 		"                    " DEFAULT_PIN_DIR "): enforcement outlives agentd, and a\n"
 		"                    restarted agentd adopts it, pending events included\n"
 		"  --teardown        unpin everything in the pin directory: enforcement ends\n"
+		"\n"
+		"daemon mode (no --agent-cgroup): agents are added, run and removed with agentctl\n"
+		"  --control PATH    control socket (default " DEFAULT_CONTROL ")\n"
+		"  --state-dir DIR   agents' state, re-adopted at start (default " DEFAULT_STATE_DIR
+		")\n"
+		"  --audit-dir DIR   the audit log (default STATE-DIR/audit)\n"
+		"  --cgroup DIR      parent of the agents' cgroups (default CGROUP2-MOUNT/agentd)\n"
+		"  --allow-partial   without BPF LSM, run with the network layer only (file, "
+		"exec,\n"
+		"                    socket and self-protection rules are then NOT ENFORCED)\n"
+		"  SIGHUP reloads every agent's policy; SIGTERM stops, enforcement stays;\n"
+		"  decisions go to the audit log (and, with -v, one line each on stdout)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
 		"\n"
 		"exit status: 0 success, 1 BPF LSM unavailable (--probe), 2 usage, 3 failure\n");
@@ -70,6 +85,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "audit-dir", required_argument, NULL, 'A' },
 		{ "pin-dir", required_argument, NULL, 'D' },
 		{ "teardown", no_argument, NULL, 'X' },
+		{ "control", required_argument, NULL, 'S' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "allow-partial", no_argument, NULL, 'a' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -120,8 +139,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'X':
 			o->teardown = true;
 			break;
+		case 'S':
+			o->control = optarg;
+			break;
+		case 's':
+			o->state_dir = optarg;
+			break;
+		case 'G':
+			o->cgroup = optarg;
+			break;
+		case 'a':
+			o->allow_partial = true;
+			break;
 		case 'v':
 			level = LOG_DEBUG;
+			o->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -133,8 +165,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 	log_init("agentd", level);
 	if (!o->pin_dir)
 		o->pin_dir = DEFAULT_PIN_DIR;
-	if (optind != argc || (!o->probe && !o->teardown && !o->agent_cgroup) ||
-	    (o->policy && o->ndeny)) {
+	if (!o->control)
+		o->control = DEFAULT_CONTROL;
+	if (!o->state_dir)
+		o->state_dir = DEFAULT_STATE_DIR;
+	/* Without --agent-cgroup, policies come over the control socket, not the command line. */
+	if (optind != argc || (o->policy && o->ndeny) ||
+	    (!o->agent_cgroup && (o->policy || o->ndeny || o->nvars || o->tools))) {
 		usage(stderr);
 		return -EINVAL;
 	}
@@ -281,6 +318,8 @@ int main(int argc, char **argv)
 		return do_probe(&o);
 	if (o.teardown)
 		return do_teardown(&o);
+	if (!o.agent_cgroup)
+		return daemon_run(&o) ? 3 : 0;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	return run(&o) ? 3 : 0;

@@ -18,13 +18,16 @@ int sink_event(void *ctx, void *data, size_t len)
 		log_warn("malformed event (%zu bytes): %s, ignoring\n", len, strerror(-n));
 		return 0;
 	}
-	printf("%s\n", line);
-	fflush(stdout);
-	if (!s->audit || audit_record_from_event(&r, data, len, s->mono_to_real_ns))
-		return 0;
-	err = audit_writer_append(s->audit, &r);
-	/* Stopping the consumer would fill the ring buffer and lose events: log and go on. */
-	if (err)
-		log_err("audit log: %s\n", strerror(-err));
-	return 0;
+	if (!s->quiet) {
+		printf("%s\n", line);
+		fflush(stdout);
+	}
+	if (s->audit && !audit_record_from_event(&r, data, len, s->mono_to_real_ns)) {
+		err = audit_writer_append(s->audit, &r);
+		/* Stopping the consumer would fill the ring buffer and lose events: log, go on. */
+		if (err)
+			log_err("audit log: %s\n", strerror(-err));
+	}
+	/* This record is consumed either way; the rest wait for the next pass. */
+	return s->budget && ++s->used >= s->budget ? -EAGAIN : 0;
 }

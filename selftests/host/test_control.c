@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tier: agentd's daemon mode and agentctl, end to end, on a kernel without BPF LSM
+ * (--allow-partial): the control socket, the agents' lifecycle, agentctl run, and the network
+ * rules, which cgroup-BPF enforces here too. Everything is made under temporary names and
+ * removed on every exit path.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include "cgroup.h"
+#include "control.h"
+#include "harness.h"
+#include "probe.h"
+#include "testlib.h"
+
+struct env {
+	char dir[256];
+	char state[PATH_MAX];
+	char control[PATH_MAX];
+	char audit[PATH_MAX];
+	char pins[PATH_MAX];
+	char cgroup[PATH_MAX];
+	char policy[PATH_MAX];
+	struct proc *agentd;
+};
+
+/* The audit log is append-only (FS_APPEND_FL): lift the flag, or nothing can remove it. */
+static void clear_append_only(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	int fd, flags;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (!ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & FS_APPEND_FL)) {
+			flags &= ~FS_APPEND_FL;
+			ioctl(fd, FS_IOC_SETFLAGS, &flags);
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void rm_dir(void *arg)
+{
+	struct env *e = arg;
+	char cmd[PATH_MAX + 16];
+
+	clear_append_only(e->audit);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+	if (system(cmd))
+		fprintf(stderr, "cleanup: %s failed\n", cmd);
+}
+
+/* Waits (5 s at most) until cgroup.events says the cgroup is empty: it signals POLLPRI. */
+static void wait_empty(const char *cg)
+{
+	char path[PATH_MAX + 320], buf[256];
+	struct pollfd pfd = { .events = POLLPRI };
+	ssize_t n;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
+	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
+	for (i = 0; pfd.fd >= 0 && i < 100; i++) {
+		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		if (strstr(buf, "populated 0") || poll(&pfd, 1, 5000) <= 0)
+			break;
+	}
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+}
+
+/* Kills what is left in the agents' cgroups and removes them, then the parent. */
+static void rm_cgroups(void *arg)
+{
+	struct env *e = arg;
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	DIR *d = opendir(e->cgroup);
+
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/cgroup.kill", e->cgroup, de->d_name);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, "1", 1) < 0)
+				perror("cleanup: cgroup.kill");
+			close(fd);
+		}
+		snprintf(path, sizeof(path), "%s/%s", e->cgroup, de->d_name);
+		wait_empty(path);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(e->cgroup);
+}
+
+static void start_agentd(struct env *e, bool partial)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+
+	char *argv[] = { "agentd", "--control",	  e->control, "--state-dir",
+			 e->state, "--audit-dir", e->audit,   "--pin-dir",
+			 e->pins,  "--cgroup",	  e->cgroup,  partial ? "--allow-partial" : NULL,
+			 NULL };
+	e->agentd = proc_start(argv);
+	if (!proc_wait_line(e->agentd, 20000, ready))
+		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
+}
+
+static struct env *setup(void)
+{
+	static struct env e;
+	char root[PATH_MAX - 64];
+	FILE *f;
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	snprintf(e.dir, sizeof(e.dir), "/tmp/agentd-ctl-%d", getpid());
+	ASSERT_OK(mkdir(e.dir, 0700));
+	snprintf(e.state, sizeof(e.state), "%s/state", e.dir);
+	snprintf(e.control, sizeof(e.control), "%s/run/control.sock", e.dir);
+	snprintf(e.audit, sizeof(e.audit), "%s/audit", e.dir);
+	snprintf(e.policy, sizeof(e.policy), "%s/policy.json", e.dir);
+	snprintf(e.cgroup, sizeof(e.cgroup), "%s/agentd-test-%d", root, getpid());
+	test_defer(rm_dir, &e);
+	test_pin_dir(e.pins, sizeof(e.pins));
+	test_defer(rm_cgroups, &e);
+	f = fopen(e.policy, "w");
+	ASSERT(f);
+	fputs("{\"name\": \"t\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
+	      " \"network\": {\"sockets\": [\"inet\", \"unix\"]}}\n",
+	      f);
+	fclose(f);
+	setenv("AGENTD_CONTROL", e.control, 1);
+	return &e;
+}
+
+/* Runs agentctl with the arguments (NULL-terminated); returns its exit status (or 128+signal)
+ * and its whole stdout in out. */
+static int ctl(char *out, size_t outsz, ...)
+{
+	char *argv[32] = { "agentctl" };
+	struct pollfd pfd;
+	struct proc *p;
+	size_t len = 0;
+	ssize_t n;
+	va_list ap;
+	int i = 1, status;
+
+	va_start(ap, outsz);
+	while (i < 31 && (argv[i] = va_arg(ap, char *)))
+		i++;
+	va_end(ap);
+	p = proc_start(argv);
+	pfd = (struct pollfd){ .fd = p->out_fd, .events = POLLIN };
+	while (len + 1 < outsz && poll(&pfd, 1, 20000) > 0) {
+		n = read(p->out_fd, out + len, outsz - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	out[len] = '\0';
+	status = proc_stop(p, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int add_agent(struct env *e, const char *name)
+{
+	char out[4096];
+
+	return ctl(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL);
+}
+
+/* A connection to the control socket, or -errno. */
+static int connect_control(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void send_frame(int fd, const char *json)
+{
+	size_t n = strlen(json);
+	char hdr[4] = { (char)(n >> 24), (char)(n >> 16), (char)(n >> 8), (char)n };
+
+	ASSERT_EQ(send(fd, hdr, 4, MSG_NOSIGNAL), 4);
+	ASSERT_EQ(send(fd, json, n, MSG_NOSIGNAL), (long)n);
+}
+
+/* Reads one reply frame within 10 s: its error code, or "ok"; "EOF" when the daemon closed. */
+static const char *read_reply(int fd, char *code, size_t codesz)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char buf[CONTROL_HDR + 4096];
+	struct control_error err;
+	size_t len = 0, n = 0;
+	json_t *body;
+	ssize_t r;
+
+	while (control_frame_check(buf, len, &n) != 1) {
+		if (poll(&pfd, 1, 10000) <= 0)
+			FAIL("no reply within 10 s");
+		r = recv(fd, buf + len, sizeof(buf) - len, 0);
+		if (r <= 0) {
+			snprintf(code, codesz, "EOF");
+			return code;
+		}
+		len += r;
+	}
+	if (control_reply_parse(buf + CONTROL_HDR, n, 1, &body, &err) == 1) {
+		json_decref(body);
+		snprintf(code, codesz, "ok");
+	} else {
+		snprintf(code, codesz, "%s", err.code);
+	}
+	return code;
+}
+
+static void expect_status_ok(const char *control)
+{
+	char code[64];
+	int fd = connect_control(control);
+
+	ASSERT_OK(fd);
+	send_frame(fd, "{\"id\": 1, \"cmd\": \"status\"}");
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), "ok");
+	close(fd);
+}
+
+TEST(daemon_refuses_to_start_without_bpf_lsm)
+{
+	struct probe p;
+	struct env *e;
+	int status;
+
+	probe_kernel(&p);
+	if (probe_bpf_lsm_ok(&p))
+		SKIP("BPF LSM works on this kernel");
+	e = setup();
+	char *argv[] = { "agentd",    "--control", e->control, "--state-dir", e->state,
+			 "--pin-dir", e->pins,	   "--cgroup", e->cgroup,     NULL };
+	e->agentd = proc_start(argv);
+	status = proc_stop(e->agentd, 0);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 3);
+	ASSERT_EQ(access(e->control, F_OK), -1);
+}
+
+static int connect_as_nobody(void *path)
+{
+	char code[64];
+	int fd;
+
+	if (setgid(65534) || setuid(65534))
+		return 100;
+	fd = connect_control(path);
+	if (fd < 0)
+		return -fd == EACCES ? 1 : 101;
+	/* The refusal may come before the request is sent: the send may fail, the read not. */
+	if (send(fd, "\0\0\0\x1a{\"id\": 1, \"cmd\": \"status\"}", 30, MSG_NOSIGNAL) < 0 &&
+	    errno != EPIPE)
+		return 104;
+	read_reply(fd, code, sizeof(code));
+	close(fd);
+	return !strcmp(code, CONTROL_E_PERM) ? 2 : !strcmp(code, "ok") ? 102 : 103;
+}
+
+TEST(control_socket_refuses_non_root)
+{
+	struct env *e = setup();
+	char run[PATH_MAX];
+	struct stat st;
+
+	start_agentd(e, true);
+	ASSERT_OK(stat(e->control, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0600);
+	/* The file mode stops it first; SO_PEERCRED stops it when the mode would not. */
+	ASSERT_EQ(run_in_cgroup(NULL, connect_as_nobody, e->control, NULL), 1);
+	ASSERT_OK(chmod(e->control, 0666));
+	ASSERT_OK(chmod(e->dir, 0755));
+	snprintf(run, sizeof(run), "%s/run", e->dir);
+	ASSERT_OK(chmod(run, 0755));
+	ASSERT_EQ(run_in_cgroup(NULL, connect_as_nobody, e->control, NULL), 2);
+	expect_status_ok(e->control);
+}
+
+TEST(control_bad_frames_get_errors_and_the_daemon_goes_on)
+{
+	struct env *e = setup();
+	char code[64];
+	int fd;
+
+	start_agentd(e, true);
+	fd = connect_control(e->control);
+	ASSERT_OK(fd);
+	send_frame(fd, "{nope");
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_JSON);
+	send_frame(fd, "{\"id\": 1, \"cmd\": \"agent.rm\", \"name\": \"../x\"}");
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_REQUEST);
+	send_frame(fd, "{\"id\": 1, \"cmd\": \"agent.zap\"}");
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_COMMAND);
+	/* The same connection still serves. */
+	send_frame(fd, "{\"id\": 1, \"cmd\": \"status\"}");
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), "ok");
+	/* Oversized: an error, then the stream is closed. */
+	ASSERT_EQ(send(fd, "\x00\x01\x00\x01{}", 6, MSG_NOSIGNAL), 6);
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_FRAME);
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), "EOF");
+	close(fd);
+	/* Empty frame. */
+	fd = connect_control(e->control);
+	ASSERT_EQ(send(fd, "\x00\x00\x00\x00", 4, MSG_NOSIGNAL), 4);
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_FRAME);
+	close(fd);
+	/* Truncated: the peer shuts down mid-frame. */
+	fd = connect_control(e->control);
+	ASSERT_EQ(send(fd, "\x00\x00\x00\x64{\"id\": 1", 12, MSG_NOSIGNAL), 12);
+	ASSERT_OK(shutdown(fd, SHUT_WR));
+	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_FRAME);
+	close(fd);
+	/* A client that stalls mid-frame stalls nobody else. */
+	fd = connect_control(e->control);
+	ASSERT_EQ(send(fd, "\x00\x00\x00\x64{", 5, MSG_NOSIGNAL), 5);
+	expect_status_ok(e->control);
+	close(fd);
+	expect_status_ok(e->control);
+}
+
+TEST(agent_add_ls_rm)
+{
+	struct env *e = setup();
+	char out[8192], path[PATH_MAX + 64];
+
+	start_agentd(e, true);
+	ASSERT_EQ(add_agent(e, "t-one"), 0);
+	ASSERT_EQ(add_agent(e, "t-one"), 1);
+	ASSERT_EQ(add_agent(e, "t-two"), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "ls", NULL), 0);
+	if (!strstr(out, "t-one") || !strstr(out, "t-two"))
+		FAIL("agent ls: %s", out);
+	snprintf(path, sizeof(path), "%s/t-one", e->cgroup);
+	ASSERT_OK(access(path, F_OK));
+	snprintf(path, sizeof(path), "%s/agents/t-one.json", e->state);
+	ASSERT_OK(access(path, F_OK));
+
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "rm", "t-one", NULL), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "rm", "t-one", NULL), 1);
+	ASSERT_EQ(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/t-one", e->cgroup);
+	ASSERT_EQ(access(path, F_OK), -1);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "ls", "--json", NULL), 0);
+	if (strstr(out, "t-one") || !strstr(out, "t-two"))
+		FAIL("agent ls after rm: %s", out);
+	/* Bad input is a usage error before any request. */
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "add", "Bad_Name", "--policy", e->policy, NULL),
+		  2);
+}
+
+TEST(agent_add_refuses_a_broken_policy_with_its_place)
+{
+	struct env *e = setup();
+	char out[8192], bad[PATH_MAX + 16];
+	FILE *f;
+
+	start_agentd(e, true);
+	snprintf(bad, sizeof(bad), "%s/bad.json", e->dir);
+	f = fopen(bad, "w");
+	ASSERT(f);
+	fputs("{\"name\": \"t\",\n \"files\": 3}\n", f);
+	fclose(f);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "add", "t-bad", "--policy", bad, "--json", NULL),
+		  1);
+	if (!strstr(out, "bad-policy") || !strstr(out, "bad.json:2:"))
+		FAIL("no file:line in the refusal: %s", out);
+	/* A reload that does not compile changes nothing. */
+	ASSERT_EQ(add_agent(e, "t-ok"), 0);
+	f = fopen(e->policy, "w");
+	ASSERT(f);
+	fputs("{\"name\": ", f);
+	fclose(f);
+	ASSERT_EQ(ctl(out, sizeof(out), "policy", "reload", "t-ok", NULL), 1);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "info", "t-ok", NULL), 0);
+	if (!strstr(out, "      1 "))
+		FAIL("generation changed by a failed reload: %s", out);
+}
+
+static int check_own_cgroup(const char *out, const char *cgroup)
+{
+	char root[PATH_MAX], want[PATH_MAX + 8];
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	snprintf(want, sizeof(want), "0::%s\n", cgroup + strlen(root));
+	return strstr(out, want) != NULL;
+}
+
+TEST(run_starts_inside_and_passes_status_and_signals)
+{
+	struct env *e = setup();
+	char out[8192], cg[PATH_MAX + 64];
+	const char *up[] = { "started", NULL };
+	struct proc *p;
+	int status;
+
+	start_agentd(e, true);
+	ASSERT_EQ(add_agent(e, "t-run"), 0);
+	snprintf(cg, sizeof(cg), "%s/t-run", e->cgroup);
+	/* The child's first look at itself already finds the agent's cgroup. */
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-run", "--", "cat", "/proc/self/cgroup", NULL), 0);
+	if (!check_own_cgroup(out, cg))
+		FAIL("not in %s: %s", cg, out);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-run", "--", "sh", "-c", "exit 7", NULL), 7);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-run", "--", "sh", "-c", "kill -TERM $$", NULL),
+		  128 + SIGTERM);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-run", "--user", "nobody", "--cwd", "/", "--",
+		      "sh", "-c", "id -u; pwd", NULL),
+		  0);
+	if (!strstr(out, "65534\n/\n"))
+		FAIL("--user/--cwd: %s", out);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-nope", "--", "true", NULL), 1);
+
+	/* A signal to agentctl reaches the child, whose death agentctl reports. */
+	char *argv[] = {
+		"agentctl", "run", "t-run", "--", "sh", "-c", "echo started; exec sleep 60", NULL
+	};
+	p = proc_start(argv);
+	if (!proc_wait_line(p, 10000, up))
+		FAIL("the child did not start");
+	status = proc_stop(p, SIGINT);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+}
+
+TEST(status_says_what_is_not_enforced)
+{
+	struct env *e = setup();
+	char out[8192];
+	struct probe p;
+
+	probe_kernel(&p);
+	if (probe_bpf_lsm_ok(&p))
+		SKIP("BPF LSM works on this kernel: everything is enforced");
+	start_agentd(e, true);
+	ASSERT_EQ(add_agent(e, "t-st"), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "status", NULL), 0);
+	if (!strstr(out, "files    NOT ENFORCED") || !strstr(out, "exec     NOT ENFORCED") ||
+	    !strstr(out, "network  cgroup-BPF") || !strstr(out, "t-st: id 1"))
+		FAIL("status: %s", out);
+	ASSERT_EQ(ctl(out, sizeof(out), "status", "--json", NULL), 0);
+	if (!strstr(out, "\"files\": \"NOT ENFORCED\"") || !strstr(out, "\"partial\": true"))
+		FAIL("status --json: %s", out);
+}
+
+static int listener(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ASSERT_OK(fd);
+	ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_OK(listen(fd, 8));
+	ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int try_connect(void *arg)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
+
+	sa.sin_port = htons(*(int *)arg);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* cgroup-BPF enforces on this host: loopback is structurally denied to an agent. */
+TEST(network_rules_hold_for_agentctl_run)
+{
+	struct env *e = setup();
+	char out[8192], script[128];
+	int lfd, port;
+
+	start_agentd(e, true);
+	ASSERT_EQ(add_agent(e, "t-net"), 0);
+	lfd = listener(&port);
+	snprintf(script, sizeof(script),
+		 "exec 2>&1; exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-net", "--", "bash", "-c", script, NULL), 1);
+	if (!strstr(out, "Operation not permitted"))
+		FAIL("inside the agent: %s", out);
+	ASSERT_EQ(run_in_cgroup(NULL, try_connect, &port, NULL), 0);
+	close(lfd);
+}
+
+/* kill -9 of agentd: the agent keeps its rules; a restarted agentd re-adopts it. */
+TEST(restart_readopts_agents)
+{
+	struct env *e = setup();
+	char out[8192];
+
+	start_agentd(e, true);
+	ASSERT_EQ(add_agent(e, "t-keep"), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "policy", "reload", NULL), 0);
+	proc_stop(e->agentd, SIGKILL);
+	start_agentd(e, true);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "ls", NULL), 0);
+	if (!strstr(out, "t-keep") || !strstr(out, "      2 "))
+		FAIL("agent ls after restart: %s", out);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-keep", "--", "true", NULL), 0);
+	/* SIGTERM stops cleanly, and the audit log verifies. */
+	ASSERT_EQ(proc_stop(e->agentd, SIGTERM), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "audit", "verify", "--dir", e->audit, NULL), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "audit", "query", "--dir", e->audit, "--kind", "lifecycle",
+		      NULL),
+		  0);
+	if (!strstr(out, "agent-adopt") || !strstr(out, "daemon-stop"))
+		FAIL("lifecycle records: %s", out);
+}

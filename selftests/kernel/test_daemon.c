@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VM tier: agentd's daemon mode with BPF LSM. An agent added over the control socket and run
+ * with agentctl run is held to its policy; reloads never open what both policies deny; kill -9
+ * of agentd keeps enforcing and a restarted agentd re-adopts the agent.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include "cgroup.h"
+#include "harness.h"
+#include "testlib.h"
+
+struct denv {
+	char dir[256];
+	char state[PATH_MAX];
+	char control[PATH_MAX];
+	char audit[PATH_MAX];
+	char pins[PATH_MAX];
+	char cgroup[PATH_MAX];
+	char policy[PATH_MAX];
+	char work[PATH_MAX];
+	char secret[PATH_MAX];
+	struct proc *agentd;
+};
+
+static void clear_append_only(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	int fd, flags;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (!ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & FS_APPEND_FL)) {
+			flags &= ~FS_APPEND_FL;
+			ioctl(fd, FS_IOC_SETFLAGS, &flags);
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void rm_dir(void *arg)
+{
+	struct denv *e = arg;
+	char cmd[PATH_MAX + 16];
+
+	clear_append_only(e->audit);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+	if (system(cmd))
+		fprintf(stderr, "cleanup: %s failed\n", cmd);
+}
+
+static void wait_empty(const char *cg)
+{
+	char path[PATH_MAX + 320], buf[256];
+	struct pollfd pfd = { .events = POLLPRI };
+	ssize_t n;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
+	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
+	for (i = 0; pfd.fd >= 0 && i < 100; i++) {
+		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		if (strstr(buf, "populated 0") || poll(&pfd, 1, 5000) <= 0)
+			break;
+	}
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+}
+
+static void rm_cgroups(void *arg)
+{
+	struct denv *e = arg;
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	DIR *d = opendir(e->cgroup);
+	int fd;
+
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/cgroup.kill", e->cgroup, de->d_name);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, "1", 1) < 0)
+				perror("cleanup: cgroup.kill");
+			close(fd);
+		}
+		snprintf(path, sizeof(path), "%s/%s", e->cgroup, de->d_name);
+		wait_empty(path);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(e->cgroup);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		FAIL("create %s: %s", path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Policy A gives the workspace read and write, B read only; both deny the secret. */
+static void write_policy(struct denv *e, bool b)
+{
+	char text[4 * PATH_MAX];
+
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"t\", \"files\": ["
+		 "{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
+		 "{\"path\": \"%s\", \"rights\": [\"read\"%s]},"
+		 "{\"path\": \"%s\", \"rights\": []}],"
+		 "\"network\": {\"sockets\": [\"inet\", \"unix\"]}}\n",
+		 e->work, b ? "" : ", \"write\", \"create\", \"remove\"", e->secret);
+	write_text(e->policy, text);
+}
+
+static void start_agentd(struct denv *e)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+
+	char *argv[] = { "agentd", "--control", e->control, "--state-dir", e->state,  "--audit-dir",
+			 e->audit, "--pin-dir", e->pins,    "--cgroup",	   e->cgroup, NULL };
+	e->agentd = proc_start(argv);
+	if (!proc_wait_line(e->agentd, 30000, ready))
+		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
+}
+
+static struct denv *setup(void)
+{
+	static struct denv e;
+	char root[PATH_MAX - 64];
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	snprintf(e.dir, sizeof(e.dir), "/tmp/agentd-daemon-%d", getpid());
+	ASSERT_OK(mkdir(e.dir, 0700));
+	test_defer(rm_dir, &e);
+	snprintf(e.state, sizeof(e.state), "%s/state", e.dir);
+	snprintf(e.control, sizeof(e.control), "%s/control.sock", e.dir);
+	snprintf(e.audit, sizeof(e.audit), "%s/audit", e.dir);
+	snprintf(e.policy, sizeof(e.policy), "%s/policy.json", e.dir);
+	snprintf(e.work, sizeof(e.work), "%s/work", e.dir);
+	snprintf(e.secret, sizeof(e.secret), "%s/secret", e.dir);
+	snprintf(e.cgroup, sizeof(e.cgroup), "%s/agentd-test-%d", root, getpid());
+	ASSERT_OK(mkdir(e.work, 0755));
+	write_text(e.secret, "s3cr3t\n");
+	write_policy(&e, false);
+	test_pin_dir(e.pins, sizeof(e.pins));
+	test_defer(rm_cgroups, &e);
+	setenv("AGENTD_CONTROL", e.control, 1);
+	start_agentd(&e);
+	return &e;
+}
+
+/* agentctl with the arguments; its exit status, its stdout in out. */
+static int ctl(char *out, size_t outsz, ...)
+{
+	char *argv[32] = { "agentctl" };
+	struct pollfd pfd;
+	struct proc *p;
+	size_t len = 0;
+	ssize_t n;
+	va_list ap;
+	int i = 1, status;
+
+	va_start(ap, outsz);
+	while (i < 31 && (argv[i] = va_arg(ap, char *)))
+		i++;
+	va_end(ap);
+	p = proc_start(argv);
+	pfd = (struct pollfd){ .fd = p->out_fd, .events = POLLIN };
+	while (len + 1 < outsz && poll(&pfd, 1, 60000) > 0) {
+		n = read(p->out_fd, out + len, outsz - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	out[len] = '\0';
+	status = proc_stop(p, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void add_agent(struct denv *e, const char *name)
+{
+	char out[4096];
+	int status = ctl(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL);
+
+	if (status)
+		FAIL("agent add %s: exit %d: %s", name, status, out);
+}
+
+static int try_open(void *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static void agent_cgroup(const struct denv *e, const char *name, char *out, size_t sz)
+{
+	snprintf(out, sz, "%s/%s", e->cgroup, name);
+}
+
+TEST(daemon_agent_is_held_to_its_policy)
+{
+	struct denv *e = setup();
+	char out[8192], created[PATH_MAX + 16];
+
+	add_agent(e, "t-pol");
+	snprintf(created, sizeof(created), "%s/new", e->work);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-pol", "--", "cat", e->secret, NULL), 1);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-pol", "--", "sh", "-c", "cat \"$0\" 2>&1; exit 0",
+		      e->secret, NULL),
+		  0);
+	if (!strstr(out, "Operation not permitted"))
+		FAIL("reading the secret inside the agent: %s", out);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-pol", "--", "touch", created, NULL), 0);
+	ASSERT_OK(access(created, F_OK));
+	ASSERT_EQ(run_in_cgroup(NULL, try_open, e->secret, NULL), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "status", NULL), 0);
+	if (!strstr(out, "files    BPF LSM") || !strstr(out, "network  cgroup-BPF"))
+		FAIL("status: %s", out);
+}
+
+/* In the agent: opens the secret until stop_fd reads EOF; the exit status is how many opens
+ * succeeded (capped), 0 when every one was denied. */
+static int open_loop(const char *secret, int stop_fd)
+{
+	struct pollfd pfd = { .fd = stop_fd, .events = POLLIN };
+	int leaks = 0, i, fd;
+
+	for (;;) {
+		for (i = 0; i < 100; i++) {
+			fd = open(secret, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				leaks++;
+				close(fd);
+			}
+		}
+		if (poll(&pfd, 1, 0) > 0)
+			return leaks > 250 ? 250 : leaks;
+	}
+}
+
+TEST(daemon_reload_never_opens_what_both_policies_deny)
+{
+	struct denv *e = setup();
+	char out[8192], cg[PATH_MAX + 80];
+	int pipefd[2], cgfd, status, i;
+	pid_t pid;
+
+	add_agent(e, "t-rl");
+	agent_cgroup(e, "t-rl", cg, sizeof(cg));
+	ASSERT_OK(pipe2(pipefd, O_CLOEXEC));
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(cgfd);
+	pid = cgroup_fork_into(cgfd);
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		close(pipefd[1]);
+		_exit(open_loop(e->secret, pipefd[0]));
+	}
+	close(cgfd);
+	close(pipefd[0]);
+	for (i = 0; i < 10; i++) {
+		write_policy(e, i % 2 == 0);
+		if (ctl(out, sizeof(out), "policy", "reload", "t-rl", NULL)) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			FAIL("reload %d: %s", i, out);
+		}
+	}
+	close(pipefd[1]);
+	ASSERT_OK(waitpid(pid, &status, 0));
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "info", "t-rl", NULL), 0);
+	if (!strstr(out, "     11 "))
+		FAIL("generation after 10 reloads: %s", out);
+}
+
+TEST(daemon_kill9_keeps_enforcing_and_restart_readopts)
+{
+	struct denv *e = setup();
+	char out[8192], cg[PATH_MAX + 80];
+
+	add_agent(e, "t-keep");
+	agent_cgroup(e, "t-keep", cg, sizeof(cg));
+	proc_stop(e->agentd, SIGKILL);
+	ASSERT_EQ(run_in_cgroup(cg, try_open, e->secret, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, try_open, e->secret, NULL), 0);
+	start_agentd(e);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "ls", NULL), 0);
+	if (!strstr(out, "t-keep"))
+		FAIL("agent ls after restart: %s", out);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-keep", "--", "cat", e->secret, NULL), 1);
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-keep", "--", "cat", e->policy, NULL), 0);
+	ASSERT_EQ(ctl(out, sizeof(out), "agent", "rm", "t-keep", NULL), 0);
+	ASSERT_EQ(access(cg, F_OK), -1);
+}

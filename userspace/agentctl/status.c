@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+/* agentctl status: the daemon, what the kernel enforces, and each agent. */
+#include <stdio.h>
+#include "client.h"
+#include "cmds.h"
+#include "log.h"
+
+static const char *const parts[] = { "files", "exec", "self", "sockets", "network" };
+
+static const char *str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "?";
+}
+
+static void print_layers(const json_t *layers, const char *indent)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		printf("%s%-8s %s\n", indent, parts[i], str(layers, parts[i]));
+}
+
+static void print_status(const json_t *reply)
+{
+	json_t *d = json_object_get(reply, "daemon"), *k = json_object_get(reply, "kernel");
+	json_t *layers = json_object_get(reply, "layers"),
+	       *agents = json_object_get(reply, "agents");
+	json_t *a, *h;
+	size_t i;
+
+	printf("agentd %s, pid %lld, control %s\n", str(d, "version"),
+	       json_integer_value(json_object_get(d, "pid")), str(d, "control"));
+	printf("  cgroup %s, state %s, pins %s, audit %s\n", str(d, "cgroup"), str(d, "state_dir"),
+	       str(d, "pin_dir"), str(d, "audit_dir"));
+	printf("kernel: LSMs %s; BPF LSM %s; BTF %s\n", str(k, "lsm"),
+	       json_is_true(json_object_get(d, "partial")) ? "UNAVAILABLE" : "available",
+	       json_is_true(json_object_get(k, "btf")) ? "yes" : "no");
+	json_array_foreach(json_object_get(k, "missing_hooks"), i, h)
+	{
+		printf("  LSM hook %s missing: NOT ENFORCED\n", json_string_value(h));
+	}
+	printf("enforcement:\n");
+	print_layers(layers, "  ");
+	if (json_is_true(json_object_get(d, "partial")))
+		printf("  (--allow-partial: files, exec, self-protection and socket rules are NOT "
+		       "ENFORCED on this host)\n");
+	printf("agents: %zu\n", json_array_size(agents));
+	json_array_foreach(agents, i, a)
+	{
+		printf("  %s: id %lld, generation %lld, drops %lld, cgroup %s\n", str(a, "name"),
+		       json_integer_value(json_object_get(a, "id")),
+		       json_integer_value(json_object_get(a, "generation")),
+		       json_integer_value(json_object_get(a, "drops")), str(a, "cgroup"));
+		print_layers(layers, "    ");
+	}
+}
+
+int do_status(int argc, char **argv)
+{
+	struct control_request req = { .id = 1, .cmd = CONTROL_STATUS };
+	json_t *reply;
+	struct ctl c;
+	int status;
+
+	argc = ctl_args(argc, argv, &c);
+	if (argc != 1) {
+		log_err("usage: agentctl status [--json] [--control PATH]\n");
+		return EXIT_USAGE;
+	}
+	status = ctl_call(&c, &req, &reply);
+	if (status)
+		return status;
+	if (c.json)
+		ctl_print_json(reply);
+	else
+		print_status(reply);
+	json_decref(reply);
+	return 0;
+}

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The agents of daemon mode: added, removed, killed and reloaded over the control socket. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "daemon.h"
+#include "log.h"
+#include "rules.h"
+
+#define KILL_WAIT_MS 5000
+
+/* Why a request failed, for the reply: bounded, truncation is fine. */
+__attribute__((format(printf, 3, 4))) static void say(char *why, size_t whysz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whysz, fmt, ap);
+	va_end(ap);
+}
+
+/* A policy loaded and compiled, not yet applied. */
+struct loaded {
+	struct policy *p;
+	struct compiled c;
+};
+
+static void loaded_free(struct loaded *l)
+{
+	compiled_free(&l->c);
+	policy_free(l->p);
+	memset(l, 0, sizeof(*l));
+}
+
+static int load(struct daemon *d, const struct agent_state *st, struct loaded *l, char *why,
+		size_t whysz)
+{
+	struct policy_var vars[CONTROL_VARS_MAX];
+	struct policy_vars pv = { vars, st->nvars };
+	struct policy_errors errs = {};
+	size_t i;
+	int err;
+
+	for (i = 0; i < st->nvars; i++)
+		vars[i] = (struct policy_var){ st->vars[i].name, st->vars[i].value };
+	err = policy_rules_load(st->policy, st->tools, &pv, &l->p, &l->c, &errs, why, whysz);
+	policy_errors_clear(&errs);
+	if (err) {
+		loaded_free(l);
+		return err;
+	}
+	/* Without BPF LSM there is no file-rule map: those rules are reported NOT ENFORCED. */
+	if (!d->lsm)
+		l->c.rs.nfiles = 0;
+	return 0;
+}
+
+/* Makes l the agent's rules (a new generation) and records it in the state directory. */
+static int apply(struct daemon *d, struct agent *a, const struct loaded *l, char *why, size_t whysz)
+{
+	int err, failed = -1;
+	__u32 gen;
+
+	err = rules_apply(d->e, a->st.id, &l->c.rs, &gen, &failed);
+	if (err) {
+		say(why, whysz, "applying %s: %s%s%s", a->st.policy,
+		    failed >= 0 ? l->c.files[failed].path : "", failed >= 0 ? ": " : "",
+		    strerror(-err));
+		return err;
+	}
+	a->st.generation = gen;
+	err = agent_state_save(d->o->state_dir, &a->st);
+	if (err)
+		say(why, whysz, "saving %s/agents/%s.json: %s", d->o->state_dir, a->st.name,
+		    strerror(-err));
+	return err;
+}
+
+static struct agent *find(struct daemon *d, const char *name)
+{
+	int i;
+
+	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
+		if (d->agents[i] && !strcmp(d->agents[i]->st.name, name))
+			return d->agents[i];
+	return NULL;
+}
+
+static int free_id(const struct daemon *d)
+{
+	int i;
+
+	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
+		if (!d->agents[i])
+			return i;
+	return -ENOSPC;
+}
+
+static int cgroup_create(struct daemon *d, struct agent *a)
+{
+	snprintf(a->cgroup, sizeof(a->cgroup), "%s/%s", d->cgroup, a->st.name);
+	if (mkdir(a->cgroup, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* SIGKILL to every process in the cgroup: cgroup.kill (5.14+), else one by one. */
+static int cgroup_kill(const char *cg)
+{
+	char path[PATH_MAX + 16];
+	int pid, err;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
+	err = write_file(path, "1");
+	if (err != -ENOENT)
+		return err;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%d", &pid) == 1)
+		kill(pid, SIGKILL);
+	fclose(f);
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static bool cgroup_populated(int fd)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return !strstr(buf, "populated 0");
+}
+
+/* Waits for the cgroup to empty: cgroup.events signals POLLPRI on every change. */
+static int cgroup_wait_empty(const char *cg, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	char path[PATH_MAX + 16];
+	struct pollfd pfd;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
+	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pfd.fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	pfd.events = POLLPRI;
+	while (cgroup_populated(pfd.fd)) {
+		if (now_ms() >= deadline) {
+			err = -EBUSY;
+			break;
+		}
+		poll(&pfd, 1, (int)(deadline - now_ms()));
+	}
+	close(pfd.fd);
+	return err;
+}
+
+void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const struct agent *a,
+		  const char *fmt, ...)
+{
+	struct audit_record *r;
+	va_list ap;
+	int err;
+
+	if (!d->sink.audit)
+		return;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->kind = kind;
+	snprintf(r->op, sizeof(r->op), "%s", op);
+	if (a) {
+		r->agent = a->st.id;
+		snprintf(r->agent_name, sizeof(r->agent_name), "%s", a->st.name);
+	}
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+	err = audit_writer_append(d->sink.audit, r);
+	if (!err)
+		err = audit_writer_flush(d->sink.audit);
+	if (err)
+		log_err("audit log: %s record: %s\n", op, strerror(-err));
+	free(r);
+}
+
+static json_t *agent_json(struct daemon *d, const struct agent *a)
+{
+	json_t *vars = json_object();
+	__u64 drops = 0;
+	size_t i;
+
+	for (i = 0; vars && i < a->st.nvars; i++)
+		json_object_set_new(vars, a->st.vars[i].name, json_string(a->st.vars[i].value));
+	enforcer_drops(d->e, a->st.id, &drops);
+	return json_pack("{s:s, s:I, s:s, s:s, s:o, s:I, s:I}", "name", a->st.name, "id",
+			 (json_int_t)a->st.id, "cgroup", a->cgroup, "policy", a->st.policy, "vars",
+			 vars, "generation", (json_int_t)a->st.generation, "drops",
+			 (json_int_t)drops);
+}
+
+__attribute__((format(printf, 3, 4))) static json_t *error(const struct control_request *req,
+							   const char *code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return control_reply_error(req->id, code, msg);
+}
+
+static json_t *ok_with(const struct control_request *req, const char *key, json_t *value)
+{
+	json_t *reply = control_reply_ok(req->id);
+
+	if (reply && value)
+		json_object_set_new(reply, key, value);
+	else
+		json_decref(value);
+	return reply;
+}
+
+/* Undoes a half-done add: unregistered first, so that no task runs without its rules. */
+static void unwind_add(struct daemon *d, struct agent *a, bool registered)
+{
+	if (registered)
+		enforcer_remove_cgroup(d->e, a->cgroup);
+	rules_remove(d->e, a->st.id);
+	rmdir(a->cgroup);
+	agent_state_remove(d->o->state_dir, a->st.name);
+}
+
+/* Rules first, then the cgroup: none of its tasks ever sees a partial rule set. */
+static int add(struct daemon *d, struct agent *a, char *why, size_t whysz, const char **code)
+{
+	struct loaded l = {};
+	int err;
+
+	*code = CONTROL_E_POLICY;
+	err = load(d, &a->st, &l, why, whysz);
+	if (err)
+		return err;
+	*code = CONTROL_E_FAILED;
+	err = cgroup_create(d, a);
+	if (err) {
+		say(why, whysz, "creating cgroup %s: %s", a->cgroup, strerror(-err));
+		goto out;
+	}
+	err = apply(d, a, &l, why, whysz);
+	if (!err) {
+		err = enforcer_add_cgroup(d->e, a->cgroup, a->st.id);
+		if (err)
+			say(why, whysz, "registering cgroup %s: %s", a->cgroup, strerror(-err));
+	}
+	if (err)
+		unwind_add(d, a, false);
+out:
+	loaded_free(&l);
+	return err;
+}
+
+static json_t *do_add(struct daemon *d, const struct control_request *req)
+{
+	const char *code;
+	char why[1024];
+	struct agent *a;
+	int id = free_id(d);
+
+	if (find(d, req->name))
+		return error(req, CONTROL_E_EXISTS, "agent %s exists", req->name);
+	if (id < 0)
+		return error(req, CONTROL_E_LIMIT, "no agent id left (at most %d agents)",
+			     AGENTD_MAX_AGENTS - 1);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->st.id = id;
+	memcpy(a->st.name, req->name, sizeof(a->st.name));
+	memcpy(a->st.policy, req->policy, sizeof(a->st.policy));
+	memcpy(a->st.tools, req->tools, sizeof(a->st.tools));
+	memcpy(a->st.vars, req->vars, sizeof(a->st.vars));
+	a->st.nvars = req->nvars;
+	if (add(d, a, why, sizeof(why), &code)) {
+		log_info("agent %s not added: %s\n", req->name, why);
+		free(a);
+		return error(req, code, "%s", why);
+	}
+	d->agents[id] = a;
+	log_info("agent %s added: id %d, cgroup %s, policy %s generation %u\n", a->st.name, id,
+		 a->cgroup, a->st.policy, a->st.generation);
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-add", a, "cgroup=%s", a->cgroup);
+	daemon_audit(d, AUDIT_KIND_POLICY, "policy-load", a, "gen=%u policy=%s", a->st.generation,
+		     a->st.policy);
+	return ok_with(req, "agent", agent_json(d, a));
+}
+
+static void forget(struct daemon *d, struct agent *a)
+{
+	d->agents[a->st.id] = NULL;
+	free(a);
+}
+
+static json_t *do_rm(struct daemon *d, const struct control_request *req)
+{
+	struct agent *a = find(d, req->name);
+	int err;
+
+	if (!a)
+		return error(req, CONTROL_E_NOENT, "no agent %s", req->name);
+	err = cgroup_kill(a->cgroup);
+	if (!err || err == -ENOENT)
+		err = cgroup_wait_empty(a->cgroup, KILL_WAIT_MS);
+	if (err)
+		return error(req, CONTROL_E_FAILED, "killing the processes of %s: %s", a->cgroup,
+			     strerror(-err));
+	/* Empty now: the order of what follows no longer matters to any task. */
+	enforcer_remove_cgroup(d->e, a->cgroup);
+	rules_remove(d->e, a->st.id);
+	if (rmdir(a->cgroup) && errno != ENOENT)
+		log_warn("removing cgroup %s: %s, ignoring\n", a->cgroup, strerror(errno));
+	err = agent_state_remove(d->o->state_dir, a->st.name);
+	if (err)
+		log_warn("removing the state of agent %s: %s, ignoring\n", a->st.name,
+			 strerror(-err));
+	log_info("agent %s removed\n", a->st.name);
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-remove", a, "cgroup=%s", a->cgroup);
+	forget(d, a);
+	return ok_with(req, "name", json_string(req->name));
+}
+
+static json_t *agents_json(struct daemon *d)
+{
+	json_t *arr = json_array();
+	int i;
+
+	for (i = 1; arr && i < AGENTD_MAX_AGENTS; i++)
+		if (d->agents[i])
+			json_array_append_new(arr, agent_json(d, d->agents[i]));
+	return arr;
+}
+
+static json_t *do_info(struct daemon *d, const struct control_request *req)
+{
+	struct agent *a = find(d, req->name);
+
+	if (!a)
+		return error(req, CONTROL_E_NOENT, "no agent %s", req->name);
+	return ok_with(req, "agent", agent_json(d, a));
+}
+
+static json_t *do_kill(struct daemon *d, const struct control_request *req)
+{
+	struct agent *a = find(d, req->name);
+	int err;
+
+	if (!a)
+		return error(req, CONTROL_E_NOENT, "no agent %s", req->name);
+	err = cgroup_kill(a->cgroup);
+	if (err)
+		return error(req, CONTROL_E_FAILED, "killing the processes of %s: %s", a->cgroup,
+			     strerror(-err));
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-kill", a, "cgroup=%s", a->cgroup);
+	return ok_with(req, "name", json_string(req->name));
+}
+
+/* Every policy compiled before any is applied: one that does not compile changes nothing. */
+static int reload(struct daemon *d, struct agent **list, int n, char *why, size_t whysz,
+		  const char **code)
+{
+	struct loaded *l = calloc(n ? n : 1, sizeof(*l));
+	int i, err = 0;
+
+	if (!l)
+		return -ENOMEM;
+	*code = CONTROL_E_POLICY;
+	for (i = 0; !err && i < n; i++)
+		err = load(d, &list[i]->st, &l[i], why, whysz);
+	if (!err)
+		*code = CONTROL_E_FAILED;
+	for (i = 0; !err && i < n; i++) {
+		err = apply(d, list[i], &l[i], why, whysz);
+		if (!err)
+			daemon_audit(d, AUDIT_KIND_POLICY, "policy-reload", list[i],
+				     "gen=%u policy=%s", list[i]->st.generation,
+				     list[i]->st.policy);
+	}
+	for (i = 0; i < n; i++)
+		loaded_free(&l[i]);
+	free(l);
+	return err;
+}
+
+/* The agents a reload names: one, or all. Returns how many, or -ENOENT. */
+static int select_agents(struct daemon *d, const char *name, struct agent **list)
+{
+	int i, n = 0;
+
+	if (name[0]) {
+		list[0] = find(d, name);
+		return list[0] ? 1 : -ENOENT;
+	}
+	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
+		if (d->agents[i])
+			list[n++] = d->agents[i];
+	return n;
+}
+
+static json_t *reloaded_json(struct agent **list, int n)
+{
+	json_t *arr = json_array();
+	int i;
+
+	for (i = 0; arr && i < n; i++)
+		json_array_append_new(arr,
+				      json_pack("{s:s, s:I}", "name", list[i]->st.name,
+						"generation", (json_int_t)list[i]->st.generation));
+	return arr;
+}
+
+static json_t *do_reload(struct daemon *d, const struct control_request *req)
+{
+	struct agent **list = calloc(AGENTD_MAX_AGENTS, sizeof(*list));
+	const char *code = CONTROL_E_FAILED;
+	char why[1024];
+	json_t *reply;
+	int n;
+
+	if (!list)
+		return NULL;
+	n = select_agents(d, req->name, list);
+	if (n < 0)
+		reply = error(req, CONTROL_E_NOENT, "no agent %s", req->name);
+	else if (reload(d, list, n, why, sizeof(why), &code)) {
+		log_info("policy reload refused: %s\n", why);
+		daemon_audit(d, AUDIT_KIND_POLICY, "policy-reload-refused", n == 1 ? list[0] : NULL,
+			     "%.200s", why);
+		reply = error(req, code, "%s", why);
+	} else {
+		reply = ok_with(req, "agents", reloaded_json(list, n));
+	}
+	free(list);
+	return reply;
+}
+
+void agents_reload_all(struct daemon *d)
+{
+	struct control_request req = { .id = -1, .cmd = CONTROL_POLICY_RELOAD };
+	json_t *reply = do_reload(d, &req);
+
+	if (json_is_true(json_object_get(reply, "ok")))
+		log_info("SIGHUP: every agent's policy reloaded\n");
+	json_decref(reply);
+}
+
+static const char *layer(const struct daemon *d)
+{
+	return d->lsm ? "BPF LSM" : "NOT ENFORCED";
+}
+
+static json_t *kernel_json(const struct daemon *d)
+{
+	const char *const *m;
+	json_t *missing = json_array();
+
+	for (m = d->lsm ? enforcer_missing_hooks(d->e) : NULL; m && *m; m++)
+		json_array_append_new(missing, json_string(*m));
+	return json_pack("{s:s, s:b, s:i, s:b, s:s, s:o}", "lsm", d->probe.lsm_list,
+			 "bpf_lsm_listed", d->probe.bpf_lsm_listed, "bpf_lsm_load_error",
+			 d->probe.bpf_lsm_load_err, "btf", d->probe.btf, "cgroup2",
+			 d->probe.cgroup2, "missing_hooks", missing);
+}
+
+static json_t *do_status(struct daemon *d, const struct control_request *req)
+{
+	json_t *reply = control_reply_ok(req->id);
+
+	if (!reply)
+		return NULL;
+	json_object_set_new(reply, "daemon",
+			    json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:b}", "pid",
+				      (int)getpid(), "version", AGENTD_VERSION, "control",
+				      d->o->control, "state_dir", d->o->state_dir, "pin_dir",
+				      d->o->pin_dir, "audit_dir", d->audit_dir, "cgroup", d->cgroup,
+				      "partial", !d->lsm));
+	json_object_set_new(reply, "kernel", kernel_json(d));
+	json_object_set_new(reply, "layers",
+			    json_pack("{s:s, s:s, s:s, s:s, s:s}", "files", layer(d), "exec",
+				      layer(d), "self", layer(d), "sockets", layer(d), "network",
+				      "cgroup-BPF"));
+	json_object_set_new(reply, "agents", agents_json(d));
+	return reply;
+}
+
+json_t *agents_handle(void *ctx, const struct control_request *req)
+{
+	struct daemon *d = ctx;
+
+	switch (req->cmd) {
+	case CONTROL_AGENT_ADD:
+		return do_add(d, req);
+	case CONTROL_AGENT_RM:
+		return do_rm(d, req);
+	case CONTROL_AGENT_LS:
+		return ok_with(req, "agents", agents_json(d));
+	case CONTROL_AGENT_INFO:
+		return do_info(d, req);
+	case CONTROL_AGENT_KILL:
+		return do_kill(d, req);
+	case CONTROL_POLICY_RELOAD:
+		return do_reload(d, req);
+	default:
+		return do_status(d, req);
+	}
+}
+
+/* Whether the pinned maps still hold this agent's rules (a restart after kill -9). */
+static bool rules_pinned(struct daemon *d, __u32 id, __u32 *gen)
+{
+	struct agentd_agent_config cfg;
+
+	if (bpf_map_lookup_elem(enforcer_map_fd(d->e, "agents"), &id, &cfg))
+		return false;
+	*gen = cfg.generation;
+	return true;
+}
+
+static int adopt_one(void *ctx, const struct agent_state *st)
+{
+	struct daemon *d = ctx;
+	struct loaded l = {};
+	char why[1024] = "";
+	struct agent *a;
+	int err;
+
+	if (d->agents[st->id] || find(d, st->name)) {
+		log_warn("state of agent %s: id %u taken, ignoring\n", st->name, st->id);
+		return 0;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->st = *st;
+	err = cgroup_create(d, a);
+	if (!err && !rules_pinned(d, a->st.id, &a->st.generation)) {
+		/* The pins were torn down: the agent's rules are compiled and applied again. */
+		err = load(d, &a->st, &l, why, sizeof(why));
+		if (!err)
+			err = apply(d, a, &l, why, sizeof(why));
+		loaded_free(&l);
+	}
+	if (!err)
+		err = enforcer_add_cgroup(d->e, a->cgroup, a->st.id);
+	if (err) {
+		log_err("re-adopting agent %s (cgroup %s): %s\n", a->st.name, a->cgroup,
+			why[0] ? why : strerror(-err));
+		free(a);
+		return 0;
+	}
+	d->agents[a->st.id] = a;
+	log_info("agent %s re-adopted: id %u, cgroup %s, generation %u\n", a->st.name, a->st.id,
+		 a->cgroup, a->st.generation);
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-adopt", a, "cgroup=%s gen=%u", a->cgroup,
+		     a->st.generation);
+	return 0;
+}
+
+int agents_adopt(struct daemon *d)
+{
+	int bad, err = agent_state_each(d->o->state_dir, adopt_one, d, &bad);
+
+	if (bad)
+		log_warn("%d unreadable agent state files in %s/agents, ignoring them\n", bad,
+			 d->o->state_dir);
+	if (err)
+		log_err("reading agent state in %s: %s\n", d->o->state_dir, strerror(-err));
+	return err;
+}
+
+void agents_free(struct daemon *d)
+{
+	int i;
+
+	for (i = 1; i < AGENTD_MAX_AGENTS; i++) {
+		free(d->agents[i]);
+		d->agents[i] = NULL;
+	}
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Daemon mode: agentd with no --agent-cgroup. One poll loop serves the control socket, the
+ * ring buffer and the audit writer's batch timer. Agents live under one parent cgroup, where
+ * the cgroup programs are attached once; their state is kept in the state directory, so that a
+ * restarted agentd re-adopts them. Stopping leaves every pin: enforcement goes on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cgroup.h"
+#include "daemon.h"
+#include "log.h"
+#include "server.h"
+
+#define POLL_MS 100
+#define EVENTS_PER_PASS 4096
+
+static volatile sig_atomic_t stop, hup;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	hup = 1;
+}
+
+static void signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int check_layers(struct daemon *d)
+{
+	d->lsm = probe_bpf_lsm_ok(&d->probe);
+	if (d->lsm)
+		return 0;
+	if (!d->o->allow_partial) {
+		log_err("BPF LSM is unavailable (agentd --probe): file, exec, socket-family and "
+			"self-protection rules cannot be enforced; refusing to start "
+			"(--allow-partial "
+			"runs with the network layer only)\n");
+		return -EOPNOTSUPP;
+	}
+	log_warn("--allow-partial: BPF LSM is unavailable: file, exec, socket-family and "
+		 "self-protection rules are NOT ENFORCED; network rules are (cgroup-BPF)\n");
+	return 0;
+}
+
+static int open_audit(struct daemon *d)
+{
+	int err;
+
+	if (mkdir(d->o->state_dir, 0700) && errno != EEXIST) {
+		log_err("state directory %s: %s\n", d->o->state_dir, strerror(errno));
+		return -errno;
+	}
+	snprintf(d->audit_dir, sizeof(d->audit_dir), "%s",
+		 d->o->audit_dir ? d->o->audit_dir : d->o->state_dir);
+	if (!d->o->audit_dir)
+		strncat(d->audit_dir, "/audit", sizeof(d->audit_dir) - strlen(d->audit_dir) - 1);
+	d->sink.mono_to_real_ns = audit_mono_to_real_ns();
+	err = audit_writer_open(&d->sink.audit, d->audit_dir, NULL);
+	if (err)
+		log_err("audit log in %s: %s\n", d->audit_dir, strerror(-err));
+	return err;
+}
+
+/* The parent cgroup, with the cgroup programs attached once for every agent below it. */
+static int parent_cgroup(struct daemon *d)
+{
+	int fd, err;
+
+	if (d->o->cgroup) {
+		snprintf(d->cgroup, sizeof(d->cgroup), "%s", d->o->cgroup);
+	} else {
+		err = cgroup2_mount(d->cgroup, sizeof(d->cgroup) - 8);
+		if (err) {
+			log_err("no cgroup v2 mount: %s\n", strerror(-err));
+			return err;
+		}
+		strcat(d->cgroup, "/agentd");
+	}
+	if (mkdir(d->cgroup, 0755) && errno != EEXIST) {
+		err = -errno;
+		log_err("creating cgroup %s: %s\n", d->cgroup, strerror(-err));
+		return err;
+	}
+	fd = open(d->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = fd < 0 ? -errno : enforcer_attach_cgroup(d->e, fd);
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		log_err("attaching cgroup programs to %s: %s\n", d->cgroup, strerror(-err));
+	return err;
+}
+
+static int load(struct daemon *d)
+{
+	struct enforcer_opts eo = {
+		.lsm = d->lsm,
+		.pin_dir = d->o->pin_dir,
+		.on_event = sink_event,
+		.ctx = &d->sink,
+	};
+
+	d->sink.quiet = !d->o->verbose;
+	d->sink.budget = EVENTS_PER_PASS;
+	int err = enforcer_load(&d->e, &eo);
+
+	if (err) {
+		log_err("loading the BPF programs: %s\n", strerror(-err));
+		return err;
+	}
+	err = parent_cgroup(d);
+	if (err || !d->lsm)
+		return err;
+	err = enforcer_attach_lsm(d->e);
+	if (err)
+		log_err("attaching BPF LSM programs: %s\n", strerror(-err));
+	return err;
+}
+
+static void report_drops(struct daemon *d)
+{
+	__u64 drops;
+	int i;
+
+	for (i = 1; i < AGENTD_MAX_AGENTS; i++) {
+		if (!d->agents[i] || enforcer_drops(d->e, i, &drops) || !drops)
+			continue;
+		log_warn("agent %s: %llu events were lost: the ring buffer was full\n",
+			 d->agents[i]->st.name, (unsigned long long)drops);
+		if (d->sink.audit)
+			audit_writer_loss(d->sink.audit, i, drops, "ringbuf", "at agentd stop");
+	}
+}
+
+static int timeout_ms(struct daemon *d, struct server *srv, bool more)
+{
+	int t = more ? 0 : POLL_MS, a = audit_writer_timeout_ms(d->sink.audit),
+	    s = server_timeout_ms(srv);
+
+	if (a >= 0 && a < t)
+		t = a;
+	if (s >= 0 && s < t)
+		t = s;
+	return t;
+}
+
+static int serve(struct daemon *d, struct server *srv)
+{
+	struct pollfd fds[SERVER_CLIENTS_MAX + 1];
+	bool more = false;
+	int n, err;
+
+	while (!stop) {
+		if (hup) {
+			hup = 0;
+			agents_reload_all(d);
+		}
+		n = server_pollfds(srv, fds, SERVER_CLIENTS_MAX + 1);
+		if (poll(fds, n, timeout_ms(d, srv, more)) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("poll: %s\n", strerror(errno));
+			return -errno;
+		}
+		server_service(srv, fds, n);
+		/* The programs wake nobody per event: the ring buffer is read every pass, a
+		 * bounded number of events at a time (-EAGAIN: more are waiting). */
+		d->sink.used = 0;
+		err = enforcer_consume(d->e, 0);
+		more = err == -EAGAIN;
+		if (err < 0 && !more) {
+			log_err("reading events: %s\n", strerror(-err));
+			return err;
+		}
+		err = audit_writer_tick(d->sink.audit);
+		if (err)
+			log_err("audit log: %s\n", strerror(-err));
+	}
+	return 0;
+}
+
+static int setup(struct daemon *d)
+{
+	int err = mount_kernel_fs();
+
+	if (err) {
+		log_err("mounting securityfs and bpffs: %s\n", strerror(-err));
+		return err;
+	}
+	probe_kernel(&d->probe);
+	err = check_layers(d);
+	if (!err)
+		err = open_audit(d);
+	if (!err)
+		err = load(d);
+	if (!err)
+		err = agents_adopt(d);
+	return err;
+}
+
+int daemon_run(const struct options *o)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct server *srv = NULL;
+	int err;
+
+	if (!d)
+		return -ENOMEM;
+	d->o = o;
+	signals();
+	err = setup(d);
+	if (!err) {
+		err = server_open(&srv, o->control, agents_handle, d);
+		if (err)
+			log_err("control socket %s: %s\n", o->control, strerror(-err));
+	}
+	if (err)
+		goto out;
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "daemon-start", NULL, "pid=%d layers=%s",
+		     (int)getpid(), d->lsm ? "bpf-lsm,cgroup-bpf" : "cgroup-bpf");
+	printf("agentd: ready\n");
+	fflush(stdout);
+	err = serve(d, srv);
+	/* Whatever is still in the ring buffer goes to the log before it closes. */
+	d->sink.budget = 0;
+	enforcer_consume(d->e, 0);
+	report_drops(d);
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "daemon-stop", NULL,
+		     "pid=%d enforcement continues (pinned in %s)", (int)getpid(), o->pin_dir);
+	log_info("stopping; the agents stay enforced (pins in %s)\n", o->pin_dir);
+out:
+	server_close(srv);
+	agents_free(d);
+	enforcer_destroy(d->e);
+	if (audit_writer_close(d->sink.audit) && !err)
+		err = -EIO;
+	free(d);
+	return err;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Daemon mode: the agents agentd confines, kept in the state directory. */
+#ifndef AGENTD_DAEMON_H
+#define AGENTD_DAEMON_H
+
+#include <limits.h>
+#include "agentd.h"
+#include "control.h"
+#include "probe.h"
+#include "state.h"
+
+struct agent {
+	struct agent_state st;
+	char cgroup[PATH_MAX + CONTROL_NAME_MAX + 2];
+};
+
+struct daemon {
+	const struct options *o;
+	struct enforcer *e;
+	struct sink sink;
+	struct probe probe;
+	bool lsm;
+	char cgroup[PATH_MAX]; /* the parent of every agent's cgroup */
+	char audit_dir[PATH_MAX];
+	struct agent *agents[AGENTD_MAX_AGENTS]; /* by id; 0 unused */
+};
+
+/* Re-adopts the agents of the state directory (their cgroups and pinned rules). */
+int agents_adopt(struct daemon *d);
+/* Applies every agent's policy again (SIGHUP); failures are logged, the old rules stay. */
+void agents_reload_all(struct daemon *d);
+/* Answers one request. */
+json_t *agents_handle(void *ctx, const struct control_request *req);
+void agents_free(struct daemon *d);
+
+/* A policy or lifecycle audit record about agent a (NULL: the daemon). */
+void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const struct agent *a,
+		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#endif

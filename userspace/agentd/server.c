@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "log.h"
+#include "server.h"
+
+struct client {
+	int fd;
+	uid_t uid;
+	char in[CONTROL_HDR + CONTROL_FRAME_MAX];
+	size_t inlen;
+	long long frame_start_ms; /* when the pending partial frame began; 0: none */
+	char *out;
+	size_t outlen;
+	bool closing; /* close once out is flushed: the stream cannot go on */
+};
+
+struct server {
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int fd;
+	struct client *clients[SERVER_CLIENTS_MAX];
+	server_handler fn;
+	void *ctx;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int make_dir(const char *path)
+{
+	char copy[PATH_MAX];
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	if (mkdir(dirname(copy), 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int server_open(struct server **out, const char *path, server_handler fn, void *ctx)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct server *s;
+	int err;
+
+	*out = NULL;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	s->fn = fn;
+	s->ctx = ctx;
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	err = s->fd < 0 ? -errno : make_dir(path);
+	if (err)
+		goto err_free;
+	/* A socket left by a daemon that died: nothing listens on it any more. */
+	unlink(path);
+	/* Created 0600 from the start: no moment at which another user could connect. */
+	mode_t old = umask(0177);
+	err = bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	umask(old);
+	if (!err && listen(s->fd, SERVER_CLIENTS_MAX))
+		err = -errno;
+	if (err)
+		goto err_free;
+	*out = s;
+	return 0;
+err_free:
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+	return err;
+}
+
+static void client_free(struct server *s, int i)
+{
+	struct client *c = s->clients[i];
+
+	close(c->fd);
+	free(c->out);
+	free(c);
+	s->clients[i] = NULL;
+}
+
+/* Queues a frame; a client whose buffer would pass SERVER_OUT_MAX is not reading: dropped. */
+static int queue(struct client *c, json_t *doc)
+{
+	size_t len;
+	char *buf, *more;
+	int err;
+
+	if (!doc)
+		return -ENOMEM;
+	err = control_frame_encode(doc, &buf, &len);
+	json_decref(doc);
+	if (err)
+		return err;
+	if (c->outlen + len > SERVER_OUT_MAX) {
+		free(buf);
+		return -ENOBUFS;
+	}
+	more = realloc(c->out, c->outlen + len);
+	if (!more) {
+		free(buf);
+		return -ENOMEM;
+	}
+	memcpy(more + c->outlen, buf, len);
+	free(buf);
+	c->out = more;
+	c->outlen += len;
+	return 0;
+}
+
+static void flush(struct client *c)
+{
+	ssize_t n;
+
+	while (c->outlen) {
+		n = send(c->fd, c->out, c->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			/* The peer is gone: nothing more can reach it. */
+			c->outlen = 0;
+			c->closing = true;
+			return;
+		}
+		memmove(c->out, c->out + n, c->outlen - n);
+		c->outlen -= n;
+	}
+}
+
+/* A frame that cannot be read: say why, then close (the stream cannot be resynchronised). */
+static void refuse(struct client *c, const char *code, const char *msg)
+{
+	queue(c, control_reply_error(-1, code, msg));
+	c->closing = true;
+	c->inlen = 0;
+}
+
+static void accept_one(struct server *s)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct client *c;
+	int fd, i;
+
+	fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (i = 0; i < SERVER_CLIENTS_MAX && s->clients[i]; i++)
+		;
+	c = i < SERVER_CLIENTS_MAX ? calloc(1, sizeof(*c)) : NULL;
+	if (!c) {
+		log_warn("control socket %s: no room for another client, refusing it\n", s->path);
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	s->clients[i] = c;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.uid != 0) {
+		log_warn("control socket %s: refusing peer pid %d uid %d: not root\n", s->path,
+			 (int)cred.pid, (int)cred.uid);
+		refuse(c, CONTROL_E_PERM, "agentd answers root only");
+		flush(c);
+	}
+}
+
+static void answer(struct server *s, struct client *c, const char *payload, size_t n)
+{
+	struct control_request *req = malloc(sizeof(*req));
+	struct control_error err = { "", "" };
+	json_t *reply;
+
+	if (!req) {
+		c->closing = true;
+		return;
+	}
+	if (control_request_parse(payload, n, req, &err))
+		reply = control_reply_error(req->id, err.code, err.message);
+	else
+		reply = s->fn(s->ctx, req);
+	if (queue(c, reply))
+		c->closing = true;
+	free(req);
+}
+
+/* Answers every whole frame in the input buffer. */
+static void frames(struct server *s, struct client *c)
+{
+	size_t n, used = 0;
+	int r;
+
+	while (!c->closing && (r = control_frame_check(c->in + used, c->inlen - used, &n)) == 1) {
+		answer(s, c, c->in + used + CONTROL_HDR, n);
+		used += CONTROL_HDR + n;
+	}
+	if (!c->closing && r < 0) {
+		refuse(c, CONTROL_E_FRAME,
+		       r == -EMSGSIZE ? "frame longer than 65536 bytes" : "empty frame");
+		return;
+	}
+	memmove(c->in, c->in + used, c->inlen - used);
+	c->inlen -= used;
+	c->frame_start_ms =
+		c->inlen ? (used || !c->frame_start_ms ? now_ms() : c->frame_start_ms) : 0;
+}
+
+static void read_client(struct server *s, struct client *c)
+{
+	ssize_t n;
+
+	while (!c->closing) {
+		n = recv(c->fd, c->in + c->inlen, sizeof(c->in) - c->inlen, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			if (c->inlen)
+				refuse(c, CONTROL_E_FRAME, "truncated frame: the peer shut down");
+			else
+				c->closing = true;
+			return;
+		}
+		c->inlen += n;
+		frames(s, c);
+	}
+}
+
+int server_pollfds(const struct server *s, struct pollfd *fds, int max)
+{
+	int i, n = 0;
+
+	if (max < 1)
+		return 0;
+	fds[n++] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
+	for (i = 0; i < SERVER_CLIENTS_MAX && n < max; i++)
+		if (s->clients[i])
+			fds[n++] = (struct pollfd){
+				.fd = s->clients[i]->fd,
+				.events = (s->clients[i]->closing ? 0 : POLLIN) |
+					  (s->clients[i]->outlen ? POLLOUT : 0),
+			};
+	return n;
+}
+
+int server_timeout_ms(const struct server *s)
+{
+	long long now = now_ms(), left, best = -1;
+	int i;
+
+	for (i = 0; i < SERVER_CLIENTS_MAX; i++) {
+		if (!s->clients[i] || !s->clients[i]->frame_start_ms)
+			continue;
+		left = s->clients[i]->frame_start_ms + SERVER_FRAME_DEADLINE_MS - now;
+		if (left < 0)
+			left = 0;
+		if (best < 0 || left < best)
+			best = left;
+	}
+	return (int)best;
+}
+
+static short revents_of(const struct pollfd *fds, int n, int fd)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i].fd == fd)
+			return fds[i].revents;
+	return 0;
+}
+
+static void service_client(struct server *s, int i, short ev)
+{
+	struct client *c = s->clients[i];
+
+	if (ev & (POLLIN | POLLHUP | POLLERR))
+		read_client(s, c);
+	if (c->frame_start_ms && now_ms() - c->frame_start_ms >= SERVER_FRAME_DEADLINE_MS)
+		refuse(c, CONTROL_E_FRAME, "truncated frame: incomplete after 5 seconds");
+	flush(c);
+	/* Closed once the reply is out, or when the peer is gone and it cannot be. */
+	if (c->closing && (!c->outlen || (ev & (POLLHUP | POLLERR))))
+		client_free(s, i);
+}
+
+void server_service(struct server *s, const struct pollfd *fds, int n)
+{
+	int i;
+
+	if (revents_of(fds, n, s->fd) & POLLIN)
+		accept_one(s);
+	for (i = 0; i < SERVER_CLIENTS_MAX; i++)
+		if (s->clients[i])
+			service_client(s, i, revents_of(fds, n, s->clients[i]->fd));
+}
+
+void server_close(struct server *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < SERVER_CLIENTS_MAX; i++)
+		if (s->clients[i])
+			client_free(s, i);
+	close(s->fd);
+	unlink(s->path);
+	free(s);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The control socket: root peers only, non-blocking clients with bounded buffers. */
+#ifndef AGENTD_SERVER_H
+#define AGENTD_SERVER_H
+
+#include <poll.h>
+#include "control.h"
+
+#define SERVER_CLIENTS_MAX 64
+#define SERVER_OUT_MAX (1 << 20)
+#define SERVER_FRAME_DEADLINE_MS 5000
+
+/* Answers one valid request; returns a new reply (NULL: out of memory). */
+typedef json_t *(*server_handler)(void *ctx, const struct control_request *req);
+
+struct server;
+
+/* Listens on path (mode 0600; its directory is created 0700); a stale socket is replaced. */
+int server_open(struct server **out, const char *path, server_handler fn, void *ctx);
+/* Fills at most max pollfds (listener and clients); returns how many. */
+int server_pollfds(const struct server *s, struct pollfd *fds, int max);
+/* Milliseconds until a partial frame's deadline, -1 when none. */
+int server_timeout_ms(const struct server *s);
+/* Accepts, reads, answers, writes, expires; fds as filled by server_pollfds() after poll(). */
+void server_service(struct server *s, const struct pollfd *fds, int n);
+/* Closes every client and the listener, unlinks the socket; accepts NULL. */
+void server_close(struct server *s);
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The control protocol between agentctl and agentd (docs/CONTROL.md): frames of a 4-byte
+ * big-endian length and that many bytes of JSON. Every field is checked here, before anyone
+ * uses it; the daemon and the client only see validated structures.
+ */
+#ifndef AGENTD_CONTROL_H
+#define AGENTD_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#define CONTROL_HDR 4
+#define CONTROL_FRAME_MAX 65536 /* payload bytes */
+#define CONTROL_NAME_MAX 63 /* agent names: [a-z0-9][a-z0-9-]{0,62} */
+#define CONTROL_PATH_MAX 4095
+#define CONTROL_VARS_MAX 32
+#define CONTROL_VAR_NAME_MAX 63
+#define CONTROL_ID_MAX 9007199254740991LL /* 2^53 - 1: exact in every JSON reader */
+
+enum control_cmd {
+	CONTROL_AGENT_ADD,
+	CONTROL_AGENT_RM,
+	CONTROL_AGENT_LS,
+	CONTROL_AGENT_INFO,
+	CONTROL_AGENT_KILL,
+	CONTROL_POLICY_RELOAD,
+	CONTROL_STATUS,
+	CONTROL_CMD_MAX,
+};
+
+struct control_var {
+	char name[CONTROL_VAR_NAME_MAX + 1];
+	char value[CONTROL_PATH_MAX + 1];
+};
+
+struct control_request {
+	long long id; /* -1 when the request had none usable (the reply's id is then null) */
+	enum control_cmd cmd;
+	char name[CONTROL_NAME_MAX + 1]; /* "" when not given (agent.ls, status, reload of all) */
+	char policy[CONTROL_PATH_MAX + 1]; /* agent.add: an absolute path */
+	char tools[CONTROL_PATH_MAX + 1]; /* agent.add: "" or an absolute path */
+	struct control_var vars[CONTROL_VARS_MAX];
+	size_t nvars;
+};
+
+/* Error codes, stable: clients match on them. */
+#define CONTROL_E_FRAME "bad-frame" /* length 0, over CONTROL_FRAME_MAX, or truncated */
+#define CONTROL_E_JSON "bad-json" /* not a JSON object */
+#define CONTROL_E_REQUEST "bad-request" /* a field missing, of the wrong type, too long, unknown */
+#define CONTROL_E_COMMAND "unknown-command"
+#define CONTROL_E_PERM "permission" /* the peer is not root */
+#define CONTROL_E_NOENT "no-such-agent"
+#define CONTROL_E_EXISTS "exists"
+#define CONTROL_E_POLICY "bad-policy" /* it does not load or compile: the message says where */
+#define CONTROL_E_LIMIT "limit" /* out of agent ids or clients */
+#define CONTROL_E_UNSUPPORTED "unsupported"
+#define CONTROL_E_FAILED "failed" /* the kernel or the file system said no: errno in message */
+
+struct control_error {
+	char code[32];
+	char message[512];
+};
+
+const char *control_cmd_name(enum control_cmd cmd);
+
+/* Whether s is a valid agent name. */
+bool control_name_valid(const char *s);
+
+/*
+ * Framing. Given len buffered bytes, returns 1 with *payload_len set when a whole frame is
+ * there (CONTROL_HDR + *payload_len bytes), 0 when more bytes are needed, -EMSGSIZE when the
+ * header announces more than CONTROL_FRAME_MAX, -EINVAL when it announces 0.
+ */
+int control_frame_check(const void *buf, size_t len, size_t *payload_len);
+/* Serialises doc (compact) as one frame in a malloc'ed buffer. Returns 0, -EMSGSIZE, -ENOMEM. */
+int control_frame_encode(const json_t *doc, char **out, size_t *outlen);
+
+/* Parses and validates one request payload. Returns 0, or -EINVAL with err filled (and
+ * req->id set when the request carried a usable id). */
+int control_request_parse(const char *payload, size_t len, struct control_request *req,
+			  struct control_error *err);
+/* The request as JSON (the client's side of control_request_parse). */
+json_t *control_request_json(const struct control_request *req);
+
+/* {"id": id, "ok": true}, to which the caller adds its results; id < 0 gives null. */
+json_t *control_reply_ok(long long id);
+json_t *control_reply_error(long long id, const char *code, const char *message);
+
+/*
+ * Parses a reply payload. Returns 1 with *body (a new reference) for ok replies, 0 with err
+ * filled for error replies, -EINVAL with err filled for a malformed reply or one whose id is
+ * not want_id.
+ */
+int control_reply_parse(const char *payload, size_t len, long long want_id, json_t **body,
+			struct control_error *err);
+
+#endif
