@@ -214,16 +214,6 @@ static void add_agent(struct denv *e, const char *name)
 		FAIL("agent add %s: exit %d: %s", name, status, out);
 }
 
-static int try_open(void *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno;
-	close(fd);
-	return 0;
-}
-
 static void agent_cgroup(const struct denv *e, const char *name, char *out, size_t sz)
 {
 	snprintf(out, sz, "%s/%s", e->cgroup, name);
