@@ -172,7 +172,8 @@ fuzz: all
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)echo "== host: the event pipeline, BPF to the audit log (selftests/bench/bench_events.c)"
-	$(Q)$(OUT)/selftests/bench_events
+	$(Q)$(OUT)/selftests/bench_events 1
+	$(Q)$(OUT)/selftests/bench_events 2
 	$(Q)echo "== host: the audit writer alone (selftests/audit/bench_writer.c)"
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
 	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c)"

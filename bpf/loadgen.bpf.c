@@ -9,7 +9,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define EVENTS_PER_CALL 8
+#define EVENTS_PER_CALL 32
 
 static __always_inline void emit(const struct agent *a, long id)
 {

@@ -5,7 +5,8 @@
  * records -> the hash-chained, group-committed (fdatasync per batch), rotated audit log.
  * Producers run in an agent cgroup at a fixed offered rate for a few seconds per step; each step
  * prints the rate written to the log and the events the kernel could not record (drops).
- * The first step offers as much as the producers can make.
+ * The first step offers as much as the producers can make. Usage: bench_events [PRODUCERS]
+ * (default 1: one core produces, the other consumes and writes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +29,7 @@
 #include "loadgen.skel.h"
 
 #define AGENT 1
-#define PRODUCERS 1
+#define MAX_PRODUCERS 8
 #define STEP_S 4
 
 struct consumer {
@@ -58,7 +59,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	return c->err;
 }
 
-#define EVENTS_PER_CALL 8 /* as in bpf/loadgen.bpf.c */
+#define EVENTS_PER_CALL 32 /* as in bpf/loadgen.bpf.c */
 
 /* A producer: events at rate per second (0: as fast as it can) until the deadline. */
 static void produce(double rate, double until)
@@ -93,21 +94,23 @@ static int share(struct loadgen_bpf *skel, struct enforcer *e)
 	return 0;
 }
 
+static int producers = 1;
+
 static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate)
 {
 	unsigned long before = c->written;
 	__u64 drops0 = 0, drops1 = 0;
 	double t0, until;
-	pid_t pids[PRODUCERS];
+	pid_t pids[MAX_PRODUCERS];
 	int i, err;
 
 	enforcer_drops(e, AGENT, &drops0);
 	t0 = now_s();
 	until = t0 + STEP_S;
-	for (i = 0; i < PRODUCERS; i++) {
+	for (i = 0; i < producers; i++) {
 		pids[i] = cgroup_fork_into(cg_fd);
 		if (pids[i] == 0)
-			produce(rate / PRODUCERS, until);
+			produce(rate / producers, until);
 	}
 	while (now_s() < until + 0.5) {
 		err = enforcer_consume(e, 5);
@@ -116,22 +119,23 @@ static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate)
 		if (c->err || (err = audit_writer_tick(c->w)))
 			return c->err ?: err;
 	}
-	for (i = 0; i < PRODUCERS; i++)
+	for (i = 0; i < producers; i++)
 		waitpid(pids[i], NULL, 0);
 	while ((err = enforcer_consume(e, 0)) > 0)
 		;
 	err = audit_writer_flush(c->w);
 	enforcer_drops(e, AGENT, &drops1);
-	printf("BENCH events offered %s%.0f/s written %.0f/s dropped %llu (%.2f%%)\n",
-	       rate ? "" : "max ", rate ? rate : (c->written - before + drops1 - drops0) / STEP_S,
+	printf("BENCH events producers %d offered %s%.0f/s written %.0f/s dropped %llu (%.2f%%)\n",
+	       producers, rate ? "" : "max ",
+	       rate ? rate : (c->written - before + drops1 - drops0) / STEP_S,
 	       (c->written - before) / (double)STEP_S, (unsigned long long)(drops1 - drops0),
 	       100.0 * (drops1 - drops0) / (c->written - before + drops1 - drops0 + 1));
 	return err;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	static const double rates[] = { 0, 250000, 500000, 600000, 700000, 800000 };
+	static const double rates[] = { 0, 250000, 500000, 600000, 700000, 800000, 1000000 };
 	struct enforcer_opts eo = { .on_event = on_event };
 	struct audit_writer_opts wo = { .host = "bench", .no_append_flag = true };
 	char root[PATH_MAX], cg[PATH_MAX + 16], dir[] = "/var/tmp/agentd-bench-XXXXXX";
@@ -143,6 +147,12 @@ int main(void)
 	__u32 gen;
 	size_t i;
 
+	if (argc > 1)
+		producers = atoi(argv[1]);
+	if (producers < 1 || producers > MAX_PRODUCERS) {
+		fprintf(stderr, "usage: bench_events [PRODUCERS: 1..%d]\n", MAX_PRODUCERS);
+		return 2;
+	}
 	log_init("bench_events", LOG_INFO);
 	log_libbpf();
 	eo.ctx = &c;
