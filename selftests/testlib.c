@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <ftw.h>
 #include <limits.h>
 #include <poll.h>
@@ -404,4 +407,108 @@ int try_create(void *path)
 		return errno;
 	close(fd);
 	return 0;
+}
+
+/* Lifts FS_APPEND_FL from the files in dir and in its subdirectories, or rm cannot remove them. */
+static void lift_append_only(const char *dir, int depth)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	int fd, flags;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR && depth > 0) {
+			lift_append_only(path, depth - 1);
+			continue;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (!ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & FS_APPEND_FL)) {
+			flags &= ~FS_APPEND_FL;
+			ioctl(fd, FS_IOC_SETFLAGS, &flags);
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void rm_tree(void *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	lift_append_only(dir, 4);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", (char *)dir);
+	if (system(cmd))
+		fprintf(stderr, "cleanup: %s failed\n", cmd);
+	free(dir);
+}
+
+void test_tmpdir(char *path, size_t pathsz, const char *name)
+{
+	static int serial;
+
+	snprintf(path, pathsz, "/tmp/agentd-%s-%d-%d", name, getpid(), serial++);
+	if (mkdir(path, 0700))
+		FAIL("mkdir %s: %s", path, strerror(errno));
+	test_defer(rm_tree, strdup(path));
+}
+
+/* Waits (5 s at most) until cgroup.events says the cgroup is empty: it signals POLLPRI. */
+static void wait_empty(const char *cg)
+{
+	char path[PATH_MAX + 320], buf[256];
+	struct pollfd pfd = { .events = POLLPRI };
+	ssize_t n;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
+	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
+	for (i = 0; pfd.fd >= 0 && i < 100; i++) {
+		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		if (strstr(buf, "populated 0") || poll(&pfd, 1, 5000) <= 0)
+			break;
+	}
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+}
+
+static void rm_cgroup_tree(void *cgroup)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *de;
+	DIR *d = opendir(cgroup);
+	int fd;
+
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/cgroup.kill", (char *)cgroup, de->d_name);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, "1", 1) < 0)
+				perror("cleanup: cgroup.kill");
+			close(fd);
+		}
+		snprintf(path, sizeof(path), "%s/%s", (char *)cgroup, de->d_name);
+		wait_empty(path);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(cgroup);
+	free(cgroup);
+}
+
+void test_cgroup_tree_at_end(const char *path)
+{
+	test_defer(rm_cgroup_tree, strdup(path));
 }

@@ -20,6 +20,13 @@ void test_file(char *path, size_t pathsz, const char *name, const char *text);
 /* A bpffs directory for this test's pins (agentd --pin-dir); torn down when the test ends. */
 void test_pin_dir(char *path, size_t pathsz);
 
+/* Creates a fresh directory /tmp/agentd-<name>-<pid>-<n>; when the test ends it is removed with
+ * its contents, append-only flags (audit logs) lifted first. */
+void test_tmpdir(char *path, size_t pathsz, const char *name);
+/* When the test ends: kills the tasks of every child cgroup of path (cgroup.kill), waits for
+ * them to go, removes the children and path itself. */
+void test_cgroup_tree_at_end(const char *path);
+
 /* Unlinks path when the test ends. */
 void test_unlink_at_end(const char *path);
 

@@ -38,89 +38,6 @@ struct env {
 	struct proc *agentd;
 };
 
-/* The audit log is append-only (FS_APPEND_FL): lift the flag, or nothing can remove it. */
-static void clear_append_only(const char *dir)
-{
-	char path[PATH_MAX + 300];
-	struct dirent *de;
-	int fd, flags;
-	DIR *d = opendir(dir);
-
-	while (d && (de = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			continue;
-		if (!ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & FS_APPEND_FL)) {
-			flags &= ~FS_APPEND_FL;
-			ioctl(fd, FS_IOC_SETFLAGS, &flags);
-		}
-		close(fd);
-	}
-	if (d)
-		closedir(d);
-}
-
-static void rm_dir(void *arg)
-{
-	struct env *e = arg;
-	char cmd[PATH_MAX + 16];
-
-	clear_append_only(e->audit);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
-	if (system(cmd))
-		fprintf(stderr, "cleanup: %s failed\n", cmd);
-}
-
-/* Waits (5 s at most) until cgroup.events says the cgroup is empty: it signals POLLPRI. */
-static void wait_empty(const char *cg)
-{
-	char path[PATH_MAX + 320], buf[256];
-	struct pollfd pfd = { .events = POLLPRI };
-	ssize_t n;
-	int i;
-
-	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
-	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
-	for (i = 0; pfd.fd >= 0 && i < 100; i++) {
-		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
-		if (n <= 0)
-			break;
-		buf[n] = '\0';
-		if (strstr(buf, "populated 0") || poll(&pfd, 1, 5000) <= 0)
-			break;
-	}
-	if (pfd.fd >= 0)
-		close(pfd.fd);
-}
-
-/* Kills what is left in the agents' cgroups and removes them, then the parent. */
-static void rm_cgroups(void *arg)
-{
-	struct env *e = arg;
-	char path[PATH_MAX + 300];
-	struct dirent *de;
-	DIR *d = opendir(e->cgroup);
-
-	while (d && (de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/cgroup.kill", e->cgroup, de->d_name);
-		int fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (write(fd, "1", 1) < 0)
-				perror("cleanup: cgroup.kill");
-			close(fd);
-		}
-		snprintf(path, sizeof(path), "%s/%s", e->cgroup, de->d_name);
-		wait_empty(path);
-		rmdir(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(e->cgroup);
-}
-
 static void start_agentd(struct env *e, bool partial)
 {
 	const char *ready[] = { "agentd: ready", NULL };
@@ -141,16 +58,14 @@ static struct env *setup(void)
 	FILE *f;
 
 	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
-	snprintf(e.dir, sizeof(e.dir), "/tmp/agentd-ctl-%d", getpid());
-	ASSERT_OK(mkdir(e.dir, 0700));
+	test_tmpdir(e.dir, sizeof(e.dir), "ctl");
 	snprintf(e.state, sizeof(e.state), "%s/state", e.dir);
 	snprintf(e.control, sizeof(e.control), "%s/run/control.sock", e.dir);
 	snprintf(e.audit, sizeof(e.audit), "%s/audit", e.dir);
 	snprintf(e.policy, sizeof(e.policy), "%s/policy.json", e.dir);
 	snprintf(e.cgroup, sizeof(e.cgroup), "%s/agentd-test-%d", root, getpid());
-	test_defer(rm_dir, &e);
 	test_pin_dir(e.pins, sizeof(e.pins));
-	test_defer(rm_cgroups, &e);
+	test_cgroup_tree_at_end(e.cgroup);
 	f = fopen(e.policy, "w");
 	ASSERT(f);
 	fputs("{\"name\": \"t\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"

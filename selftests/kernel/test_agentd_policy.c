@@ -26,48 +26,6 @@ struct paths {
 	char audit[PATH_MAX];
 };
 
-/* The audit log is append-only (FS_APPEND_FL): lift the flag, or nothing can remove it. */
-static void clear_append_only(const char *dir)
-{
-	char path[PATH_MAX + 300];
-	struct dirent *de;
-	int fd, flags;
-	DIR *d = opendir(dir);
-
-	while (d && (de = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			continue;
-		if (!ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & FS_APPEND_FL)) {
-			flags &= ~FS_APPEND_FL;
-			ioctl(fd, FS_IOC_SETFLAGS, &flags);
-		}
-		close(fd);
-	}
-	if (d)
-		closedir(d);
-}
-
-static void rm_rf(void *dir)
-{
-	char cmd[PATH_MAX + 16];
-
-	clear_append_only(dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", (char *)dir);
-	if (system(cmd))
-		fprintf(stderr, "cleanup: %s failed\n", cmd);
-	free(dir);
-}
-
-static void make_dir(char *path, size_t sz, const char *name)
-{
-	snprintf(path, sz, "/tmp/agentd-%s-%d", name, getpid());
-	if (mkdir(path, 0755))
-		FAIL("mkdir %s: %s", path, strerror(errno));
-	test_defer(rm_rf, strdup(path));
-}
-
 static struct proc *restart_agentd(struct paths *p);
 
 static struct proc *start_agentd(struct paths *p)
@@ -75,8 +33,8 @@ static struct proc *start_agentd(struct paths *p)
 	char policy[4 * PATH_MAX];
 
 	test_cgroup(p->cgroup, sizeof(p->cgroup));
-	make_dir(p->work, sizeof(p->work), "work");
-	make_dir(p->audit, sizeof(p->audit), "audit");
+	test_tmpdir(p->work, sizeof(p->work), "work");
+	test_tmpdir(p->audit, sizeof(p->audit), "audit");
 	test_file(p->secret, sizeof(p->secret), "secret", "s3cr3t\n");
 	snprintf(policy, sizeof(policy),
 		 "{\"name\": \"t\", \"files\": ["

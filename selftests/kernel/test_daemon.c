@@ -34,87 +34,6 @@ struct denv {
 	struct proc *agentd;
 };
 
-static void clear_append_only(const char *dir)
-{
-	char path[PATH_MAX + 300];
-	struct dirent *de;
-	int fd, flags;
-	DIR *d = opendir(dir);
-
-	while (d && (de = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			continue;
-		if (!ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & FS_APPEND_FL)) {
-			flags &= ~FS_APPEND_FL;
-			ioctl(fd, FS_IOC_SETFLAGS, &flags);
-		}
-		close(fd);
-	}
-	if (d)
-		closedir(d);
-}
-
-static void rm_dir(void *arg)
-{
-	struct denv *e = arg;
-	char cmd[PATH_MAX + 16];
-
-	clear_append_only(e->audit);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
-	if (system(cmd))
-		fprintf(stderr, "cleanup: %s failed\n", cmd);
-}
-
-static void wait_empty(const char *cg)
-{
-	char path[PATH_MAX + 320], buf[256];
-	struct pollfd pfd = { .events = POLLPRI };
-	ssize_t n;
-	int i;
-
-	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
-	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
-	for (i = 0; pfd.fd >= 0 && i < 100; i++) {
-		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
-		if (n <= 0)
-			break;
-		buf[n] = '\0';
-		if (strstr(buf, "populated 0") || poll(&pfd, 1, 5000) <= 0)
-			break;
-	}
-	if (pfd.fd >= 0)
-		close(pfd.fd);
-}
-
-static void rm_cgroups(void *arg)
-{
-	struct denv *e = arg;
-	char path[PATH_MAX + 300];
-	struct dirent *de;
-	DIR *d = opendir(e->cgroup);
-	int fd;
-
-	while (d && (de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/cgroup.kill", e->cgroup, de->d_name);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (write(fd, "1", 1) < 0)
-				perror("cleanup: cgroup.kill");
-			close(fd);
-		}
-		snprintf(path, sizeof(path), "%s/%s", e->cgroup, de->d_name);
-		wait_empty(path);
-		rmdir(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(e->cgroup);
-}
-
 static void write_text(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -157,9 +76,7 @@ static struct denv *setup(void)
 	char root[PATH_MAX - 64];
 
 	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
-	snprintf(e.dir, sizeof(e.dir), "/tmp/agentd-daemon-%d", getpid());
-	ASSERT_OK(mkdir(e.dir, 0700));
-	test_defer(rm_dir, &e);
+	test_tmpdir(e.dir, sizeof(e.dir), "daemon");
 	snprintf(e.state, sizeof(e.state), "%s/state", e.dir);
 	snprintf(e.control, sizeof(e.control), "%s/control.sock", e.dir);
 	snprintf(e.audit, sizeof(e.audit), "%s/audit", e.dir);
@@ -171,7 +88,7 @@ static struct denv *setup(void)
 	write_text(e.secret, "s3cr3t\n");
 	write_policy(&e, false);
 	test_pin_dir(e.pins, sizeof(e.pins));
-	test_defer(rm_cgroups, &e);
+	test_cgroup_tree_at_end(e.cgroup);
 	setenv("AGENTD_CONTROL", e.control, 1);
 	start_agentd(&e);
 	return &e;
