@@ -7,7 +7,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "audit.h"
 #include "cgroup.h"
+#include "enforcer.h"
+#include "loss.h"
 #include "harness.h"
 #include "probe.h"
 #include "testlib.h"
@@ -113,4 +118,50 @@ TEST(child_starts_inside_its_cgroup)
 	ASSERT_EQ(cgroup_id(cg, &id), 0);
 	ASSERT_OK(stat(cg, &st));
 	ASSERT_EQ(id, st.st_ino);
+}
+
+/* Sets agent's drop counter (per CPU: all on CPU 0) as the programs would have counted. */
+static void set_drops(struct enforcer *e, __u32 agent, __u64 n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals = calloc(ncpu, sizeof(*vals));
+
+	ASSERT(vals);
+	vals[0] = n;
+	ASSERT_OK(bpf_map_update_elem(enforcer_map_fd(e, "event_drops"), &agent, vals, BPF_ANY));
+	free(vals);
+}
+
+/* Loss is never silent: each growth of a drop counter becomes one loss record with the delta. */
+TEST(drop_counters_become_loss_records)
+{
+	struct enforcer_opts opts = {};
+	static struct loss_tracker t;
+	struct audit_writer_opts wo = { .host = "test", .no_append_flag = true };
+	struct audit_writer *w = NULL;
+	struct enforcer *e = NULL;
+	char dir[PATH_MAX], cmd[PATH_MAX + 64], line[256];
+	FILE *f;
+	int n = 0;
+
+	test_tmpdir(dir, sizeof(dir), "loss");
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(audit_writer_open(&w, dir, &wo), 0);
+	ASSERT_EQ(loss_check(&t, e, w, 7), 0);
+	set_drops(e, 7, 5);
+	ASSERT_EQ(loss_check(&t, e, w, 7), 5);
+	ASSERT_EQ(loss_check(&t, e, w, 7), 0);
+	set_drops(e, 7, 12);
+	ASSERT_EQ(loss_check(&t, e, w, 7), 7);
+	ASSERT_EQ(audit_writer_close(w), 0);
+	enforcer_destroy(e);
+
+	snprintf(cmd, sizeof(cmd), "grep -o '\"kind\":\"loss\"[^}]*\"count\":[0-9]*' %s/audit.log",
+		 dir);
+	f = popen(cmd, "r");
+	ASSERT(f);
+	while (fgets(line, sizeof(line), f))
+		n++;
+	pclose(f);
+	ASSERT_EQ(n, 2);
 }

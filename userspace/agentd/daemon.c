@@ -6,6 +6,7 @@
  * restarted agentd re-adopts them. Stopping leaves every pin: enforcement goes on.
  */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -138,19 +139,21 @@ static int load(struct daemon *d)
 	return err;
 }
 
-static void report_drops(struct daemon *d)
+/* Every second, and at stop: lost events become loss records (loss.c). */
+static void report_drops(struct daemon *d, bool now)
 {
-	__u64 drops;
+	struct timespec ts;
+	__u64 t;
 	int i;
 
-	for (i = 1; i < AGENTD_MAX_AGENTS; i++) {
-		if (!d->agents[i] || enforcer_drops(d->e, i, &drops) || !drops)
-			continue;
-		log_warn("agent %s: %llu events were lost: the ring buffer was full\n",
-			 d->agents[i]->st.name, (unsigned long long)drops);
-		if (d->sink.audit)
-			audit_writer_loss(d->sink.audit, i, drops, "ringbuf", "at agentd stop");
-	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (!now && t < d->next_loss_check_ns)
+		return;
+	d->next_loss_check_ns = t + 1000000000ULL;
+	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
+		if (d->agents[i])
+			loss_check(&d->loss, d->e, d->sink.audit, i);
 }
 
 static int timeout_ms(struct daemon *d, struct server *srv, bool more)
@@ -193,6 +196,7 @@ static int serve(struct daemon *d, struct server *srv)
 			log_err("reading events: %s\n", strerror(-err));
 			return err;
 		}
+		report_drops(d, false);
 		err = audit_writer_tick(d->sink.audit);
 		if (err)
 			log_err("audit log: %s\n", strerror(-err));
@@ -245,7 +249,7 @@ int daemon_run(const struct options *o)
 	/* Whatever is still in the ring buffer goes to the log before it closes. */
 	d->sink.budget = 0;
 	enforcer_consume(d->e, 0);
-	report_drops(d);
+	report_drops(d, true);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "daemon-stop", NULL,
 		     "pid=%d enforcement continues (pinned in %s)", (int)getpid(), o->pin_dir);
 	log_info("stopping; the agents stay enforced (pins in %s)\n", o->pin_dir);

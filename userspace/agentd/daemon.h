@@ -6,6 +6,7 @@
 #include <limits.h>
 #include "agentd.h"
 #include "control.h"
+#include "loss.h"
 #include "probe.h"
 #include "state.h"
 
@@ -23,6 +24,8 @@ struct daemon {
 	char cgroup[PATH_MAX]; /* the parent of every agent's cgroup */
 	char audit_dir[PATH_MAX];
 	struct agent *agents[AGENTD_MAX_AGENTS]; /* by id; 0 unused */
+	struct loss_tracker loss;
+	__u64 next_loss_check_ns;
 };
 
 /* Re-adopts the agents of the state directory (their cgroups and pinned rules). */

@@ -18,12 +18,14 @@
 #include "cgroup.h"
 #include "event.h"
 #include "agentd.h"
+#include "loss.h"
 #include "log.h"
 #include "probe.h"
 
 #define POLL_MS 100
 
 static volatile sig_atomic_t stop;
+static struct loss_tracker loss;
 
 static void on_signal(int sig)
 {
@@ -243,22 +245,13 @@ static int serve(struct enforcer *e, struct sink *sink)
 			log_err("reading events: %s\n", strerror(-err));
 			return err;
 		}
+		/* Lost events become loss records as they happen (about every 100 ms). */
+		loss_check(&loss, e, sink->audit, AGENT_ID);
 		err = sink->audit ? audit_writer_tick(sink->audit) : 0;
 		if (err)
 			log_err("audit log: %s\n", strerror(-err));
 	}
 	return 0;
-}
-
-static void report_drops(struct enforcer *e, struct sink *sink)
-{
-	__u64 drops = 0;
-
-	if (enforcer_drops(e, AGENT_ID, &drops) || !drops)
-		return;
-	log_warn("%llu events were lost: the ring buffer was full\n", (unsigned long long)drops);
-	if (sink->audit)
-		audit_writer_loss(sink->audit, AGENT_ID, drops, "ringbuf", "at agentd stop");
 }
 
 static int run(const struct options *o)
@@ -298,7 +291,7 @@ static int run(const struct options *o)
 	err = serve(e, &sink);
 	/* Whatever is still in the ring buffer goes to the log before it closes. */
 	enforcer_consume(e, 0);
-	report_drops(e, &sink);
+	loss_check(&loss, e, sink.audit, AGENT_ID);
 out:
 	enforcer_destroy(e);
 	if (audit_writer_close(sink.audit) && !err)
