@@ -177,7 +177,7 @@ bench: deps
 	$(Q)echo "== host: the audit writer alone (selftests/audit/bench_writer.c)"
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
 	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c)"
-	$(Q)selftests/vm/vm.sh bench
+	$(Q)VM_SMP=2 selftests/vm/vm.sh bench
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -233,3 +233,43 @@ TEST(daemon_kill9_keeps_enforcing_and_restart_readopts)
 	ASSERT_EQ(ctl(out, sizeof(out), "agent", "rm", "t-keep", NULL), 0);
 	ASSERT_EQ(access(cg, F_OK), -1);
 }
+
+static void read_cgroup_file(const char *cg, const char *name, char *buf, size_t sz)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, name);
+	f = fopen(path, "re");
+	if (!f)
+		FAIL("%s: %s", path, strerror(errno));
+	if (!fgets(buf, sz, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* The guest's cgroup v2 has every controller: the policy's limits land in the agent's cgroup,
+ * and at the wall-clock deadline its processes are killed. */
+TEST(daemon_applies_resource_limits)
+{
+	struct denv *e = setup();
+	char out[8192], cg[PATH_MAX + 64], text[4 * PATH_MAX], value[64];
+
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"t\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", "
+		 "\"exec\"]}],"
+		 " \"limits\": {\"cpu\": 0.5, \"memory\": \"64M\", \"pids\": 5,"
+		 " \"wall_clock\": \"3s\"}}\n");
+	write_text(e->policy, text);
+	add_agent(e, "t-lim");
+	agent_cgroup(e, "t-lim", cg, sizeof(cg));
+	read_cgroup_file(cg, "pids.max", value, sizeof(value));
+	ASSERT_STREQ(value, "5");
+	read_cgroup_file(cg, "memory.max", value, sizeof(value));
+	ASSERT_STREQ(value, "67108864");
+	read_cgroup_file(cg, "cpu.max", value, sizeof(value));
+	ASSERT_STREQ(value, "50000 100000");
+	/* Killed at the deadline: agentctl run passes SIGKILL through as 128 + 9. */
+	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-lim", "--", "sleep", "50", NULL), 137);
+}

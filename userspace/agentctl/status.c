@@ -54,6 +54,12 @@ static void print_status(const json_t *reply)
 		       json_integer_value(json_object_get(a, "generation")),
 		       json_integer_value(json_object_get(a, "drops")), str(a, "cgroup"));
 		print_layers(layers, "    ");
+		if (*str(a, "limits_not_enforced"))
+			printf("    limits   NOT ENFORCED (no cgroup v2 controller): %s\n",
+			       str(a, "limits_not_enforced"));
+		if (json_is_true(json_object_get(a, "expired")))
+			printf("    expired  its wall-clock limit passed: its processes are "
+			       "killed\n");
 	}
 }
 

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include "daemon.h"
 #include "log.h"
+#include "cglimits.h"
 #include "rules.h"
 
 #define KILL_WAIT_MS 5000
@@ -64,12 +65,44 @@ static int load(struct daemon *d, const struct agent_state *st, struct loaded *l
 	return 0;
 }
 
+static __u64 monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The policy's limits on the agent's cgroup; the wall clock counts from the first apply. */
+static int apply_limits(struct agent *a, const struct policy *p, char *why, size_t whysz)
+{
+	const struct limits l = { p->limits.cpu_millicores, p->limits.memory_bytes, p->limits.pids,
+				  p->limits.wall_clock_sec };
+	int err = limits_apply(a->cgroup, &l, a->limits_missing, sizeof(a->limits_missing));
+
+	if (err) {
+		say(why, whysz, "limits on %s: %s", a->cgroup, strerror(-err));
+		return err;
+	}
+	if (a->limits_missing[0])
+		log_warn("agent %s: limits NOT ENFORCED (no cgroup v2 controller here): %s\n",
+			 a->st.name, a->limits_missing);
+	if (!l.wall_clock_sec)
+		a->deadline_ns = 0;
+	else if (!a->deadline_ns)
+		a->deadline_ns = monotonic_ns() + l.wall_clock_sec * 1000000000ULL;
+	return 0;
+}
+
 /* Makes l the agent's rules (a new generation) and records it in the state directory. */
 static int apply(struct daemon *d, struct agent *a, const struct loaded *l, char *why, size_t whysz)
 {
 	int err, failed = -1;
 	__u32 gen;
 
+	err = apply_limits(a, l->p, why, whysz);
+	if (err)
+		return err;
 	err = rules_apply(d->e, a->st.id, &l->c.rs, &gen, &failed);
 	if (err) {
 		say(why, whysz, "applying %s: %s%s%s", a->st.policy,
@@ -227,10 +260,11 @@ static json_t *agent_json(struct daemon *d, const struct agent *a)
 	for (i = 0; vars && i < a->st.nvars; i++)
 		json_object_set_new(vars, a->st.vars[i].name, json_string(a->st.vars[i].value));
 	enforcer_drops(d->e, a->st.id, &drops);
-	return json_pack("{s:s, s:I, s:s, s:s, s:o, s:I, s:I}", "name", a->st.name, "id",
+	return json_pack("{s:s, s:I, s:s, s:s, s:o, s:I, s:I, s:s, s:b}", "name", a->st.name, "id",
 			 (json_int_t)a->st.id, "cgroup", a->cgroup, "policy", a->st.policy, "vars",
 			 vars, "generation", (json_int_t)a->st.generation, "drops",
-			 (json_int_t)drops);
+			 (json_int_t)drops, "limits_not_enforced", a->limits_missing, "expired",
+			 a->expired);
 }
 
 __attribute__((format(printf, 3, 4))) static json_t *error(const struct control_request *req,
@@ -619,5 +653,27 @@ void agents_free(struct daemon *d)
 	for (i = 1; i < AGENTD_MAX_AGENTS; i++) {
 		free(d->agents[i]);
 		d->agents[i] = NULL;
+	}
+}
+
+void agents_enforce_deadlines(struct daemon *d)
+{
+	__u64 now = monotonic_ns();
+	struct agent *a;
+	int i;
+
+	for (i = 1; i < AGENTD_MAX_AGENTS; i++) {
+		a = d->agents[i];
+		if (!a || !a->deadline_ns || now < a->deadline_ns)
+			continue;
+		if (!a->expired) {
+			a->expired = true;
+			log_info("agent %s: wall-clock limit reached, killing its processes\n",
+				 a->st.name);
+			daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-expired", a, "cgroup=%s",
+				     a->cgroup);
+		}
+		/* Expired for good: whatever starts in it later is killed too. */
+		cgroup_kill(a->cgroup);
 	}
 }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cgroup.h"
+#include "cglimits.h"
 #include "daemon.h"
 #include "log.h"
 #include "server.h"
@@ -85,6 +86,24 @@ static int open_audit(struct daemon *d)
 }
 
 /* The parent cgroup, with the cgroup programs attached once for every agent below it. */
+/* cpu, memory and pids controllers for the agents' cgroups, where cgroup v2 has them. */
+static int enable_limits(struct daemon *d)
+{
+	char root[PATH_MAX];
+	int err = cgroup2_mount(root, sizeof(root));
+
+	if (!err)
+		err = limits_enable(root, d->cgroup, d->limits_missing, sizeof(d->limits_missing));
+	if (err) {
+		log_err("enabling controllers for %s: %s\n", d->cgroup, strerror(-err));
+		return err;
+	}
+	if (d->limits_missing[0])
+		log_warn("cgroup v2 offers no %s controller here: those limits are NOT ENFORCED\n",
+			 d->limits_missing);
+	return 0;
+}
+
 static int parent_cgroup(struct daemon *d)
 {
 	int fd, err;
@@ -104,6 +123,9 @@ static int parent_cgroup(struct daemon *d)
 		log_err("creating cgroup %s: %s\n", d->cgroup, strerror(-err));
 		return err;
 	}
+	err = enable_limits(d);
+	if (err)
+		return err;
 	fd = open(d->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	err = fd < 0 ? -errno : enforcer_attach_cgroup(d->e, fd);
 	if (fd >= 0)
@@ -154,6 +176,7 @@ static void report_drops(struct daemon *d, bool now)
 	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
 		if (d->agents[i])
 			loss_check(&d->loss, d->e, d->sink.audit, i);
+	agents_enforce_deadlines(d);
 }
 
 static int timeout_ms(struct daemon *d, struct server *srv, bool more)

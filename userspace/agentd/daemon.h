@@ -13,6 +13,9 @@
 struct agent {
 	struct agent_state st;
 	char cgroup[PATH_MAX + CONTROL_NAME_MAX + 2];
+	char limits_missing[64]; /* limits its policy sets that no controller enforces here */
+	__u64 deadline_ns; /* CLOCK_MONOTONIC; 0: no wall-clock limit */
+	bool expired; /* past its deadline: its processes are killed */
 };
 
 struct daemon {
@@ -26,6 +29,7 @@ struct daemon {
 	struct agent *agents[AGENTD_MAX_AGENTS]; /* by id; 0 unused */
 	struct loss_tracker loss;
 	__u64 next_loss_check_ns;
+	char limits_missing[64]; /* controllers cgroup v2 does not offer here */
 };
 
 /* Re-adopts the agents of the state directory (their cgroups and pinned rules). */
@@ -35,6 +39,8 @@ void agents_reload_all(struct daemon *d);
 /* Answers one request. */
 json_t *agents_handle(void *ctx, const struct control_request *req);
 void agents_free(struct daemon *d);
+/* Kills the processes of every agent past its wall-clock deadline (called every second). */
+void agents_enforce_deadlines(struct daemon *d);
 
 /* A policy or lifecycle audit record about agent a (NULL: the daemon). */
 void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const struct agent *a,
