@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
@@ -511,4 +512,31 @@ static void rm_cgroup_tree(void *cgroup)
 void test_cgroup_tree_at_end(const char *path)
 {
 	test_defer(rm_cgroup_tree, strdup(path));
+}
+
+int agentctl_run(char *out, size_t outsz, ...)
+{
+	char *argv[32] = { "agentctl" };
+	struct pollfd pfd;
+	struct proc *p;
+	size_t len = 0;
+	ssize_t n;
+	va_list ap;
+	int i = 1, status;
+
+	va_start(ap, outsz);
+	while (i < 31 && (argv[i] = va_arg(ap, char *)))
+		i++;
+	va_end(ap);
+	p = proc_start(argv);
+	pfd = (struct pollfd){ .fd = p->out_fd, .events = POLLIN };
+	while (len + 1 < outsz && poll(&pfd, 1, 60000) > 0) {
+		n = read(p->out_fd, out + len, outsz - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	out[len] = '\0';
+	status = proc_stop(p, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

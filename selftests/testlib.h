@@ -87,6 +87,10 @@ void test_agent_apply(struct test_agent *a, const struct ruleset *rs);
 /* run_in_cgroup() in the agent's cgroup. */
 int test_agent_run(const struct test_agent *a, int (*fn)(void *), void *arg);
 
+/* Runs agentctl (from the build directory) with the arguments, NULL-terminated; returns its exit
+ * status (128 + signal when killed), its standard output in out. */
+int agentctl_run(char *out, size_t outsz, ...);
+
 /* run_in_cgroup() bodies: open path read-only (or create it); return 0 or the errno. */
 int try_open(void *path);
 int try_create(void *path);

@@ -78,38 +78,11 @@ static struct env *setup(void)
 
 /* Runs agentctl with the arguments (NULL-terminated); returns its exit status (or 128+signal)
  * and its whole stdout in out. */
-static int ctl(char *out, size_t outsz, ...)
-{
-	char *argv[32] = { "agentctl" };
-	struct pollfd pfd;
-	struct proc *p;
-	size_t len = 0;
-	ssize_t n;
-	va_list ap;
-	int i = 1, status;
-
-	va_start(ap, outsz);
-	while (i < 31 && (argv[i] = va_arg(ap, char *)))
-		i++;
-	va_end(ap);
-	p = proc_start(argv);
-	pfd = (struct pollfd){ .fd = p->out_fd, .events = POLLIN };
-	while (len + 1 < outsz && poll(&pfd, 1, 20000) > 0) {
-		n = read(p->out_fd, out + len, outsz - 1 - len);
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	out[len] = '\0';
-	status = proc_stop(p, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static int add_agent(struct env *e, const char *name)
 {
 	char out[4096];
 
-	return ctl(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL);
+	return agentctl_run(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL);
 }
 
 /* A connection to the control socket, or -errno. */
@@ -286,7 +259,7 @@ TEST(agent_add_ls_rm)
 	ASSERT_EQ(add_agent(e, "t-one"), 0);
 	ASSERT_EQ(add_agent(e, "t-one"), 1);
 	ASSERT_EQ(add_agent(e, "t-two"), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "ls", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 0);
 	if (!strstr(out, "t-one") || !strstr(out, "t-two"))
 		FAIL("agent ls: %s", out);
 	snprintf(path, sizeof(path), "%s/t-one", e->cgroup);
@@ -294,16 +267,17 @@ TEST(agent_add_ls_rm)
 	snprintf(path, sizeof(path), "%s/agents/t-one.json", e->state);
 	ASSERT_OK(access(path, F_OK));
 
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "rm", "t-one", NULL), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "rm", "t-one", NULL), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "t-one", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "t-one", NULL), 1);
 	ASSERT_EQ(access(path, F_OK), -1);
 	snprintf(path, sizeof(path), "%s/t-one", e->cgroup);
 	ASSERT_EQ(access(path, F_OK), -1);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "ls", "--json", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", "--json", NULL), 0);
 	if (strstr(out, "t-one") || !strstr(out, "t-two"))
 		FAIL("agent ls after rm: %s", out);
 	/* Bad input is a usage error before any request. */
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "add", "Bad_Name", "--policy", e->policy, NULL),
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "Bad_Name", "--policy", e->policy,
+			       NULL),
 		  2);
 }
 
@@ -319,7 +293,8 @@ TEST(agent_add_refuses_a_broken_policy_with_its_place)
 	ASSERT(f);
 	fputs("{\"name\": \"t\",\n \"files\": 3}\n", f);
 	fclose(f);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "add", "t-bad", "--policy", bad, "--json", NULL),
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t-bad", "--policy", bad, "--json",
+			       NULL),
 		  1);
 	if (!strstr(out, "bad-policy") || !strstr(out, "bad.json:2:"))
 		FAIL("no file:line in the refusal: %s", out);
@@ -329,8 +304,8 @@ TEST(agent_add_refuses_a_broken_policy_with_its_place)
 	ASSERT(f);
 	fputs("{\"name\": ", f);
 	fclose(f);
-	ASSERT_EQ(ctl(out, sizeof(out), "policy", "reload", "t-ok", NULL), 1);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "info", "t-ok", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "reload", "t-ok", NULL), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "info", "t-ok", NULL), 0);
 	if (!strstr(out, "      1 "))
 		FAIL("generation changed by a failed reload: %s", out);
 }
@@ -356,18 +331,22 @@ TEST(run_starts_inside_and_passes_status_and_signals)
 	ASSERT_EQ(add_agent(e, "t-run"), 0);
 	snprintf(cg, sizeof(cg), "%s/t-run", e->cgroup);
 	/* The child's first look at itself already finds the agent's cgroup. */
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-run", "--", "cat", "/proc/self/cgroup", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-run", "--", "cat", "/proc/self/cgroup",
+			       NULL),
+		  0);
 	if (!check_own_cgroup(out, cg))
 		FAIL("not in %s: %s", cg, out);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-run", "--", "sh", "-c", "exit 7", NULL), 7);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-run", "--", "sh", "-c", "kill -TERM $$", NULL),
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-run", "--", "sh", "-c", "exit 7", NULL),
+		  7);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-run", "--", "sh", "-c", "kill -TERM $$",
+			       NULL),
 		  128 + SIGTERM);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-run", "--user", "nobody", "--cwd", "/", "--",
-		      "sh", "-c", "id -u; pwd", NULL),
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-run", "--user", "nobody", "--cwd", "/",
+			       "--", "sh", "-c", "id -u; pwd", NULL),
 		  0);
 	if (!strstr(out, "65534\n/\n"))
 		FAIL("--user/--cwd: %s", out);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-nope", "--", "true", NULL), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-nope", "--", "true", NULL), 1);
 
 	/* A signal to agentctl reaches the child, whose death agentctl reports. */
 	char *argv[] = {
@@ -392,11 +371,11 @@ TEST(status_says_what_is_not_enforced)
 		SKIP("BPF LSM works on this kernel: everything is enforced");
 	start_agentd(e, true);
 	ASSERT_EQ(add_agent(e, "t-st"), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "status", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", NULL), 0);
 	if (!strstr(out, "files    NOT ENFORCED") || !strstr(out, "exec     NOT ENFORCED") ||
 	    !strstr(out, "network  cgroup-BPF") || !strstr(out, "t-st: id 1"))
 		FAIL("status: %s", out);
-	ASSERT_EQ(ctl(out, sizeof(out), "status", "--json", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
 	if (!strstr(out, "\"files\": \"NOT ENFORCED\"") || !strstr(out, "\"partial\": true"))
 		FAIL("status --json: %s", out);
 }
@@ -441,7 +420,8 @@ TEST(network_rules_hold_for_agentctl_run)
 	lfd = listener(&port);
 	snprintf(script, sizeof(script),
 		 "exec 2>&1; exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-net", "--", "bash", "-c", script, NULL), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-net", "--", "bash", "-c", script, NULL),
+		  1);
 	if (!strstr(out, "Operation not permitted"))
 		FAIL("inside the agent: %s", out);
 	ASSERT_EQ(run_in_cgroup(NULL, try_connect, &port, NULL), 0);
@@ -456,18 +436,18 @@ TEST(restart_readopts_agents)
 
 	start_agentd(e, true);
 	ASSERT_EQ(add_agent(e, "t-keep"), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "policy", "reload", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "reload", NULL), 0);
 	proc_stop(e->agentd, SIGKILL);
 	start_agentd(e, true);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "ls", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 0);
 	if (!strstr(out, "t-keep") || !strstr(out, "      2 "))
 		FAIL("agent ls after restart: %s", out);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-keep", "--", "true", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-keep", "--", "true", NULL), 0);
 	/* SIGTERM stops cleanly, and the audit log verifies. */
 	ASSERT_EQ(proc_stop(e->agentd, SIGTERM), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "audit", "verify", "--dir", e->audit, NULL), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "audit", "query", "--dir", e->audit, "--kind", "lifecycle",
-		      NULL),
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "verify", "--dir", e->audit, NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "query", "--dir", e->audit, "--kind",
+			       "lifecycle", NULL),
 		  0);
 	if (!strstr(out, "agent-adopt") || !strstr(out, "daemon-stop"))
 		FAIL("lifecycle records: %s", out);

@@ -94,38 +94,11 @@ static struct denv *setup(void)
 	return &e;
 }
 
-/* agentctl with the arguments; its exit status, its stdout in out. */
-static int ctl(char *out, size_t outsz, ...)
-{
-	char *argv[32] = { "agentctl" };
-	struct pollfd pfd;
-	struct proc *p;
-	size_t len = 0;
-	ssize_t n;
-	va_list ap;
-	int i = 1, status;
-
-	va_start(ap, outsz);
-	while (i < 31 && (argv[i] = va_arg(ap, char *)))
-		i++;
-	va_end(ap);
-	p = proc_start(argv);
-	pfd = (struct pollfd){ .fd = p->out_fd, .events = POLLIN };
-	while (len + 1 < outsz && poll(&pfd, 1, 60000) > 0) {
-		n = read(p->out_fd, out + len, outsz - 1 - len);
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	out[len] = '\0';
-	status = proc_stop(p, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static void add_agent(struct denv *e, const char *name)
 {
 	char out[4096];
-	int status = ctl(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL);
+	int status =
+		agentctl_run(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL);
 
 	if (status)
 		FAIL("agent add %s: exit %d: %s", name, status, out);
@@ -143,16 +116,16 @@ TEST(daemon_agent_is_held_to_its_policy)
 
 	add_agent(e, "t-pol");
 	snprintf(created, sizeof(created), "%s/new", e->work);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-pol", "--", "cat", e->secret, NULL), 1);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-pol", "--", "sh", "-c", "cat \"$0\" 2>&1; exit 0",
-		      e->secret, NULL),
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-pol", "--", "cat", e->secret, NULL), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-pol", "--", "sh", "-c",
+			       "cat \"$0\" 2>&1; exit 0", e->secret, NULL),
 		  0);
 	if (!strstr(out, "Operation not permitted"))
 		FAIL("reading the secret inside the agent: %s", out);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-pol", "--", "touch", created, NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-pol", "--", "touch", created, NULL), 0);
 	ASSERT_OK(access(created, F_OK));
 	ASSERT_EQ(run_in_cgroup(NULL, try_open, e->secret, NULL), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "status", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", NULL), 0);
 	if (!strstr(out, "files    BPF LSM") || !strstr(out, "network  cgroup-BPF"))
 		FAIL("status: %s", out);
 }
@@ -199,7 +172,7 @@ TEST(daemon_reload_never_opens_what_both_policies_deny)
 	close(pipefd[0]);
 	for (i = 0; i < 10; i++) {
 		write_policy(e, i % 2 == 0);
-		if (ctl(out, sizeof(out), "policy", "reload", "t-rl", NULL)) {
+		if (agentctl_run(out, sizeof(out), "policy", "reload", "t-rl", NULL)) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			FAIL("reload %d: %s", i, out);
@@ -209,7 +182,7 @@ TEST(daemon_reload_never_opens_what_both_policies_deny)
 	ASSERT_OK(waitpid(pid, &status, 0));
 	ASSERT(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "info", "t-rl", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "info", "t-rl", NULL), 0);
 	if (!strstr(out, "     11 "))
 		FAIL("generation after 10 reloads: %s", out);
 }
@@ -225,12 +198,12 @@ TEST(daemon_kill9_keeps_enforcing_and_restart_readopts)
 	ASSERT_EQ(run_in_cgroup(cg, try_open, e->secret, NULL), EPERM);
 	ASSERT_EQ(run_in_cgroup(NULL, try_open, e->secret, NULL), 0);
 	start_agentd(e);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "ls", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 0);
 	if (!strstr(out, "t-keep"))
 		FAIL("agent ls after restart: %s", out);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-keep", "--", "cat", e->secret, NULL), 1);
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-keep", "--", "cat", e->policy, NULL), 0);
-	ASSERT_EQ(ctl(out, sizeof(out), "agent", "rm", "t-keep", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-keep", "--", "cat", e->secret, NULL), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-keep", "--", "cat", e->policy, NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "t-keep", NULL), 0);
 	ASSERT_EQ(access(cg, F_OK), -1);
 }
 
@@ -271,5 +244,5 @@ TEST(daemon_applies_resource_limits)
 	read_cgroup_file(cg, "cpu.max", value, sizeof(value));
 	ASSERT_STREQ(value, "50000 100000");
 	/* Killed at the deadline: agentctl run passes SIGKILL through as 128 + 9. */
-	ASSERT_EQ(ctl(out, sizeof(out), "run", "t-lim", "--", "sleep", "50", NULL), 137);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-lim", "--", "sleep", "50", NULL), 137);
 }

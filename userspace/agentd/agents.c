@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "cglimits.h"
+#include "cgroup.h"
 #include "rules.h"
 
 #define KILL_WAIT_MS 5000
@@ -146,18 +147,6 @@ static int cgroup_create(struct daemon *d, struct agent *a)
 	return 0;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 /* SIGKILL to every process in the cgroup: cgroup.kill (5.14+), else one by one. */
 static int cgroup_kill(const char *cg)
 {
@@ -166,7 +155,7 @@ static int cgroup_kill(const char *cg)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
-	err = write_file(path, "1");
+	err = cgroup_write(path, "1");
 	if (err != -ENOENT)
 		return err;
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);

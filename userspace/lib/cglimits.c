@@ -6,20 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "cglimits.h"
+#include "cgroup.h"
 
 static const char *const controllers[] = { "cpu", "memory", "pids" };
-
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
 
 static void read_text(const char *path, char *buf, size_t sz)
 {
@@ -65,7 +54,7 @@ static int enable_at(const char *dir, int *offered)
 			continue;
 		}
 		snprintf(word, sizeof(word), "+%s", controllers[i]);
-		err = write_text(path, word);
+		err = cgroup_write(path, word);
 		if (err)
 			return err;
 	}
@@ -107,19 +96,19 @@ int limits_apply(const char *cg, const struct limits *l, char *missing, size_t m
 		snprintf(text, sizeof(text), "%llu 100000",
 			 (unsigned long long)l->cpu_millicores * 100);
 		err = access(path, F_OK) ? (add_missing(missing, missingsz, "cpu"), 0)
-					 : write_text(path, text);
+					 : cgroup_write(path, text);
 	}
 	if (!err && l->memory_bytes) {
 		snprintf(path, sizeof(path), "%s/memory.max", cg);
 		snprintf(text, sizeof(text), "%llu", (unsigned long long)l->memory_bytes);
 		err = access(path, F_OK) ? (add_missing(missing, missingsz, "memory"), 0)
-					 : write_text(path, text);
+					 : cgroup_write(path, text);
 	}
 	if (!err && l->pids) {
 		snprintf(path, sizeof(path), "%s/pids.max", cg);
 		snprintf(text, sizeof(text), "%u", l->pids);
 		err = access(path, F_OK) ? (add_missing(missing, missingsz, "pids"), 0)
-					 : write_text(path, text);
+					 : cgroup_write(path, text);
 	}
 	return err;
 }

@@ -105,3 +105,15 @@ pid_t cgroup_fork_into(int cgroup_fd)
 
 	return pid < 0 ? -errno : (pid_t)pid;
 }
+
+int cgroup_write(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}

@@ -25,4 +25,7 @@ int cgroup_id(const char *path, __u64 *id);
  */
 pid_t cgroup_fork_into(int cgroup_fd);
 
+/* Writes text to a cgroup control file (cgroup.kill, pids.max, ...). Returns 0 or -errno. */
+int cgroup_write(const char *path, const char *text);
+
 #endif
