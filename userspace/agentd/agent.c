@@ -54,14 +54,16 @@ static void print_errors(const struct policy_errors *errs)
 }
 
 int policy_rules_load(const char *policy, const char *tools, const struct policy_vars *vars,
-		      struct policy **p, struct compiled *c, struct policy_errors *errs, char *why,
-		      size_t whysz)
+		      struct policy **p, struct tools_registry **regp, struct compiled *c,
+		      struct policy_errors *errs, char *why, size_t whysz)
 {
 	struct tools_registry *reg = NULL;
 	int err;
 
 	memset(c, 0, sizeof(*c));
 	*p = NULL;
+	if (regp)
+		*regp = NULL;
 	why[0] = '\0';
 	if (tools && tools[0]) {
 		err = tools_load(tools, &reg, errs);
@@ -79,7 +81,15 @@ out:
 		policy_error_format(&errs->v[0], why, whysz);
 	else if (err && !why[0])
 		snprintf(why, whysz, "%s: %s", policy, strerror(-err));
-	/* The policy keeps pointers into the registry only for its tools, unused past here. */
+	/* The policy's tools point into the registry: kept with it when the caller asks. */
+	if (regp && !err) {
+		*regp = reg;
+		return 0;
+	}
+	if (err) {
+		policy_free(*p);
+		*p = NULL;
+	}
 	tools_free(reg);
 	return err;
 }
@@ -89,7 +99,8 @@ static int policy_rules(const struct options *o, struct policy **p, struct compi
 	const struct policy_vars vars = { o->vars, o->nvars };
 	struct policy_errors errs = {};
 	char why[1024];
-	int err = policy_rules_load(o->policy, o->tools, &vars, p, c, &errs, why, sizeof(why));
+	int err =
+		policy_rules_load(o->policy, o->tools, &vars, p, NULL, c, &errs, why, sizeof(why));
 
 	if (err == -EINVAL && c->error[0])
 		log_err("%s\n", why);

@@ -44,11 +44,12 @@ int agent_setup(struct enforcer *e, const struct options *o, bool lsm);
 /*
  * Loads and compiles a policy; *p must outlive c (rules name its paths). Every error goes to
  * errs (the caller clears it); the first ("file:line:col: pointer: message") is also in why.
- * Returns 0 or -errno.
+ * With reg, the tools registry is kept there (the policy's tools point into it; NULL when the
+ * agent has none); without, it is freed. Returns 0 or -errno.
  */
 int policy_rules_load(const char *policy, const char *tools, const struct policy_vars *vars,
-		      struct policy **p, struct compiled *c, struct policy_errors *errs, char *why,
-		      size_t whysz);
+		      struct policy **p, struct tools_registry **reg, struct compiled *c,
+		      struct policy_errors *errs, char *why, size_t whysz);
 
 /* Daemon mode: many agents over the control socket (daemon.c). Returns 0 or -errno. */
 int daemon_run(const struct options *o);

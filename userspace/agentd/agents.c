@@ -17,6 +17,7 @@
 #include "cglimits.h"
 #include "cgroup.h"
 #include "rules.h"
+#include "services.h"
 
 #define KILL_WAIT_MS 5000
 
@@ -33,6 +34,7 @@ __attribute__((format(printf, 3, 4))) static void say(char *why, size_t whysz, c
 /* A policy loaded and compiled, not yet applied. */
 struct loaded {
 	struct policy *p;
+	struct tools_registry *reg;
 	struct compiled c;
 };
 
@@ -40,7 +42,28 @@ static void loaded_free(struct loaded *l)
 {
 	compiled_free(&l->c);
 	policy_free(l->p);
+	tools_free(l->reg);
 	memset(l, 0, sizeof(*l));
+}
+
+/* The agent keeps the policy it now enforces (the services read it). */
+static void keep_policy(struct agent *a, struct loaded *l)
+{
+	policy_free(a->policy);
+	tools_free(a->tools);
+	a->policy = l->p;
+	a->tools = l->reg;
+	l->p = NULL;
+	l->reg = NULL;
+}
+
+static void agent_free(struct agent *a)
+{
+	if (!a)
+		return;
+	policy_free(a->policy);
+	tools_free(a->tools);
+	free(a);
 }
 
 static int load(struct daemon *d, const struct agent_state *st, struct loaded *l, char *why,
@@ -54,7 +77,8 @@ static int load(struct daemon *d, const struct agent_state *st, struct loaded *l
 
 	for (i = 0; i < st->nvars; i++)
 		vars[i] = (struct policy_var){ st->vars[i].name, st->vars[i].value };
-	err = policy_rules_load(st->policy, st->tools, &pv, &l->p, &l->c, &errs, why, whysz);
+	err = policy_rules_load(st->policy, st->tools, &pv, &l->p, &l->reg, &l->c, &errs, why,
+				whysz);
 	policy_errors_clear(&errs);
 	if (err) {
 		loaded_free(l);
@@ -96,7 +120,7 @@ static int apply_limits(struct agent *a, const struct policy *p, char *why, size
 }
 
 /* Makes l the agent's rules (a new generation) and records it in the state directory. */
-static int apply(struct daemon *d, struct agent *a, const struct loaded *l, char *why, size_t whysz)
+static int apply(struct daemon *d, struct agent *a, struct loaded *l, char *why, size_t whysz)
 {
 	int err, failed = -1;
 	__u32 gen;
@@ -112,6 +136,7 @@ static int apply(struct daemon *d, struct agent *a, const struct loaded *l, char
 		return err;
 	}
 	a->st.generation = gen;
+	keep_policy(a, l);
 	err = agent_state_save(d->o->state_dir, &a->st);
 	if (err)
 		say(why, whysz, "saving %s/agents/%s.json: %s", d->o->state_dir, a->st.name,
@@ -242,18 +267,21 @@ void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const 
 
 static json_t *agent_json(struct daemon *d, const struct agent *a)
 {
-	json_t *vars = json_object();
+	json_t *vars = json_object(), *obj;
 	__u64 drops = 0;
 	size_t i;
 
 	for (i = 0; vars && i < a->st.nvars; i++)
 		json_object_set_new(vars, a->st.vars[i].name, json_string(a->st.vars[i].value));
 	enforcer_drops(d->e, a->st.id, &drops);
-	return json_pack("{s:s, s:I, s:s, s:s, s:o, s:I, s:I, s:s, s:b}", "name", a->st.name, "id",
-			 (json_int_t)a->st.id, "cgroup", a->cgroup, "policy", a->st.policy, "vars",
-			 vars, "generation", (json_int_t)a->st.generation, "drops",
-			 (json_int_t)drops, "limits_not_enforced", a->limits_missing, "expired",
-			 a->expired);
+	obj = json_pack("{s:s, s:I, s:s, s:s, s:o, s:I, s:I, s:s, s:b}", "name", a->st.name, "id",
+			(json_int_t)a->st.id, "cgroup", a->cgroup, "policy", a->st.policy, "vars",
+			vars, "generation", (json_int_t)a->st.generation, "drops",
+			(json_int_t)drops, "limits_not_enforced", a->limits_missing, "expired",
+			a->expired);
+	if (obj)
+		services_agent_json(d, a, obj);
+	return obj;
 }
 
 __attribute__((format(printf, 3, 4))) static json_t *error(const struct control_request *req,
@@ -292,6 +320,7 @@ static void unwind_add(struct daemon *d, struct agent *a, bool registered)
 /* Rules first, then the cgroup: none of its tasks ever sees a partial rule set. */
 static int add(struct daemon *d, struct agent *a, char *why, size_t whysz, const char **code)
 {
+	bool registered = false;
 	struct loaded l = {};
 	int err;
 
@@ -310,9 +339,13 @@ static int add(struct daemon *d, struct agent *a, char *why, size_t whysz, const
 		err = enforcer_add_cgroup(d->e, a->cgroup, a->st.id);
 		if (err)
 			say(why, whysz, "registering cgroup %s: %s", a->cgroup, strerror(-err));
+		else
+			registered = true;
 	}
+	if (!err)
+		err = services_agent_up(d, a, why, whysz);
 	if (err)
-		unwind_add(d, a, false);
+		unwind_add(d, a, registered);
 out:
 	loaded_free(&l);
 	return err;
@@ -341,7 +374,7 @@ static json_t *do_add(struct daemon *d, const struct control_request *req)
 	a->st.nvars = req->nvars;
 	if (add(d, a, why, sizeof(why), &code)) {
 		log_info("agent %s not added: %s\n", req->name, why);
-		free(a);
+		agent_free(a);
 		return error(req, code, "%s", why);
 	}
 	d->agents[id] = a;
@@ -355,8 +388,9 @@ static json_t *do_add(struct daemon *d, const struct control_request *req)
 
 static void forget(struct daemon *d, struct agent *a)
 {
+	services_agent_down(d, a);
 	d->agents[a->st.id] = NULL;
-	free(a);
+	agent_free(a);
 }
 
 static json_t *do_rm(struct daemon *d, const struct control_request *req)
@@ -438,6 +472,8 @@ static int reload(struct daemon *d, struct agent **list, int n, char *why, size_
 		*code = CONTROL_E_FAILED;
 	for (i = 0; !err && i < n; i++) {
 		err = apply(d, list[i], &l[i], why, whysz);
+		if (!err)
+			services_agent_reloaded(d, list[i]);
 		if (!err)
 			daemon_audit(d, AUDIT_KIND_POLICY, "policy-reload", list[i],
 				     "gen=%u policy=%s", list[i]->st.generation,
@@ -547,6 +583,7 @@ static json_t *do_status(struct daemon *d, const struct control_request *req)
 				      layer(d), "self", layer(d), "sockets", layer(d), "network",
 				      "cgroup-BPF"));
 	json_object_set_new(reply, "agents", agents_json(d));
+	services_status_json(d, reply);
 	return reply;
 }
 
@@ -605,14 +642,25 @@ static int adopt_one(void *ctx, const struct agent_state *st)
 		err = load(d, &a->st, &l, why, sizeof(why));
 		if (!err)
 			err = apply(d, a, &l, why, sizeof(why));
-		loaded_free(&l);
+	} else if (!err && !load(d, &a->st, &l, why, sizeof(why))) {
+		/* Pinned rules hold; the services need the policy they came from. */
+		keep_policy(a, &l);
+	} else if (!err) {
+		log_warn("agent %s: its policy no longer loads (%s); its pinned rules still hold, "
+			 "its services (broker, proxy) do not run\n",
+			 a->st.name, why);
+		why[0] = '\0';
 	}
+	loaded_free(&l);
 	if (!err)
 		err = enforcer_add_cgroup(d->e, a->cgroup, a->st.id);
+	if (!err && services_agent_up(d, a, why, sizeof(why)))
+		log_warn("agent %s: its services (broker, proxy) do not run: %s; its rules hold\n",
+			 a->st.name, why);
 	if (err) {
 		log_err("re-adopting agent %s (cgroup %s): %s\n", a->st.name, a->cgroup,
 			why[0] ? why : strerror(-err));
-		free(a);
+		agent_free(a);
 		return 0;
 	}
 	d->agents[a->st.id] = a;
@@ -640,7 +688,10 @@ void agents_free(struct daemon *d)
 	int i;
 
 	for (i = 1; i < AGENTD_MAX_AGENTS; i++) {
-		free(d->agents[i]);
+		if (!d->agents[i])
+			continue;
+		services_agent_down(d, d->agents[i]);
+		agent_free(d->agents[i]);
 		d->agents[i] = NULL;
 	}
 }

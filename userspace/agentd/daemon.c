@@ -20,6 +20,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "server.h"
+#include "services.h"
 
 #define POLL_MS 100
 #define EVENTS_PER_PASS 4096
@@ -182,18 +183,20 @@ static void report_drops(struct daemon *d, bool now)
 static int timeout_ms(struct daemon *d, struct server *srv, bool more)
 {
 	int t = more ? 0 : POLL_MS, a = audit_writer_timeout_ms(d->sink.audit),
-	    s = server_timeout_ms(srv);
+	    s = server_timeout_ms(srv), l = loop_take_timeout(d->loop);
 
 	if (a >= 0 && a < t)
 		t = a;
 	if (s >= 0 && s < t)
 		t = s;
+	if (l >= 0 && l < t)
+		t = l;
 	return t;
 }
 
 static int serve(struct daemon *d, struct server *srv)
 {
-	struct pollfd fds[SERVER_CLIENTS_MAX + 1];
+	struct pollfd fds[SERVER_CLIENTS_MAX + 2];
 	bool more = false;
 	int n, err;
 
@@ -203,13 +206,16 @@ static int serve(struct daemon *d, struct server *srv)
 			agents_reload_all(d);
 		}
 		n = server_pollfds(srv, fds, SERVER_CLIENTS_MAX + 1);
+		fds[n++] = (struct pollfd){ .fd = loop_fd(d->loop), .events = POLLIN };
 		if (poll(fds, n, timeout_ms(d, srv, more)) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err("poll: %s\n", strerror(errno));
 			return -errno;
 		}
-		server_service(srv, fds, n);
+		server_service(srv, fds, n - 1);
+		if (fds[n - 1].revents)
+			loop_dispatch(d->loop);
 		/* The programs wake nobody per event: the ring buffer is read every pass, a
 		 * bounded number of events at a time (-EAGAIN: more are waiting). */
 		d->sink.used = 0;
@@ -242,6 +248,8 @@ static int setup(struct daemon *d)
 	if (!err)
 		err = load(d);
 	if (!err)
+		err = services_start(d);
+	if (!err)
 		err = agents_adopt(d);
 	return err;
 }
@@ -256,6 +264,12 @@ int daemon_run(const struct options *o)
 		return -ENOMEM;
 	d->o = o;
 	signals();
+	err = loop_new(&d->loop);
+	if (err) {
+		log_err("epoll: %s\n", strerror(-err));
+		free(d);
+		return err;
+	}
 	err = setup(d);
 	if (!err) {
 		err = server_open(&srv, o->control, agents_handle, d);
@@ -279,9 +293,11 @@ int daemon_run(const struct options *o)
 out:
 	server_close(srv);
 	agents_free(d);
+	services_stop(d);
 	enforcer_destroy(d->e);
 	if (audit_writer_close(d->sink.audit) && !err)
 		err = -EIO;
+	loop_free(d->loop);
 	free(d);
 	return err;
 }

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include "agentd.h"
 #include "control.h"
+#include "loop.h"
 #include "loss.h"
 #include "probe.h"
 #include "state.h"
@@ -16,11 +17,17 @@ struct agent {
 	char limits_missing[64]; /* limits its policy sets that no controller enforces here */
 	__u64 deadline_ns; /* CLOCK_MONOTONIC; 0: no wall-clock limit */
 	bool expired; /* past its deadline: its processes are killed */
+	/* The policy applied last, and the tools registry its tools point into; NULL when an
+	 * adopted agent's policy no longer loads (its pinned rules still hold). */
+	struct policy *policy;
+	struct tools_registry *tools;
+	void *broker, *proxy; /* the services' per-agent state (services.h) */
 };
 
 struct daemon {
 	const struct options *o;
 	struct enforcer *e;
+	struct loop *loop; /* fds of the services, polled with the control socket */
 	struct sink sink;
 	struct probe probe;
 	bool lsm;
@@ -38,6 +45,7 @@ int agents_adopt(struct daemon *d);
 void agents_reload_all(struct daemon *d);
 /* Answers one request. */
 json_t *agents_handle(void *ctx, const struct control_request *req);
+/* Every agent's services down, then the agents forgotten (their rules stay pinned). */
 void agents_free(struct daemon *d);
 /* Kills the processes of every agent past its wall-clock deadline (called every second). */
 void agents_enforce_deadlines(struct daemon *d);

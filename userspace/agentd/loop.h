@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon's watches beside the control socket: a subsystem (broker, proxy, audit stream)
+ * registers an fd with a callback, and the daemon's one poll loop calls it when the fd is ready.
+ * One epoll set, itself polled with the control socket, so no subsystem owns the loop.
+ */
+#ifndef AGENTD_LOOP_H
+#define AGENTD_LOOP_H
+
+#include <stdint.h>
+
+struct loop;
+
+/* Called with the epoll events (EPOLLIN, EPOLLOUT, EPOLLHUP, ...) that fd is ready for. */
+typedef void (*loop_fn)(void *ctx, int fd, uint32_t events);
+
+int loop_new(struct loop **out);
+/* The fd to poll for readability: ready when a watched fd is. */
+int loop_fd(const struct loop *l);
+/* Watches fd for events (EPOLLIN, EPOLLOUT, ...). Returns 0 or -errno. */
+int loop_add(struct loop *l, int fd, uint32_t events, loop_fn fn, void *ctx);
+/* Changes the events watched for fd. */
+int loop_mod(struct loop *l, int fd, uint32_t events);
+/* Stops watching fd (before it is closed); unknown fds are ignored. */
+void loop_del(struct loop *l, int fd);
+/* Calls the callbacks of the fds ready now; never blocks. */
+void loop_dispatch(struct loop *l);
+/* Asks for the next pass within ms milliseconds (timers of the subsystems). */
+void loop_wake_within(struct loop *l, int ms);
+/* The poll timeout the subsystems asked for, -1 when none; resets the request. */
+int loop_take_timeout(struct loop *l);
+/* Accepts NULL. */
+void loop_free(struct loop *l);
+
+#endif
