@@ -39,7 +39,7 @@ CFLAGS := -g -O2 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include -I us
 	-I $(OUT)
 SAN_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-LDLIBS := -lbpf -lelf -lz -ljansson -lcrypto
+LDLIBS := -lbpf -lelf -lz -ljansson -lcrypto -lseccomp
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
