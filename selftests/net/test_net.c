@@ -55,6 +55,24 @@ static void own_netns(void)
 	close(fd);
 }
 
+/* An IPv6 address on lo of the test's namespace (lo skips duplicate address detection). */
+static void add_addr6(const char *addr)
+{
+	struct in6_ifreq {
+		struct in6_addr addr;
+		__u32 prefixlen;
+		int ifindex;
+	} r = { .prefixlen = 128, .ifindex = (int)if_nametoindex("lo") };
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	ASSERT_OK(fd);
+	if (inet_pton(AF_INET6, addr, &r.addr) != 1)
+		FAIL("bad address %s", addr);
+	if (ioctl(fd, SIOCSIFADDR, &r))
+		FAIL("adding %s to lo: %s", addr, strerror(errno));
+	close(fd);
+}
+
 struct dest {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -318,4 +336,49 @@ TEST(net_own_loopback_listener_reachable_until_closed)
 	/* Closed: the test's own listener on the same port is loopback like any other. */
 	denied_to_agent(&ag, "127.0.0.1", "127.0.0.1", SOCK_STREAM);
 	denied_to_agent(&ag, "::1", "::1", SOCK_STREAM);
+}
+
+/*
+ * The structural deny list holds in its NAT64 (64:ff9b::/96) and 6to4 (2002::/16) forms: the
+ * same private, loopback and metadata addresses, written as IPv6 ones the test can reach on lo.
+ */
+TEST(net_nat64_and_6to4_forms_denied_whatever_the_rules)
+{
+	static const char *const forms[] = {
+		"64:ff9b::a00:1", /* NAT64 of 10.0.0.1 */
+		"64:ff9b::7f00:1", /* NAT64 of 127.0.0.1 */
+		"64:ff9b::a9fe:a9fe", /* NAT64 of 169.254.169.254, cloud metadata */
+		"2002:a00:1::1", /* 6to4 of 10.0.0.1 */
+		"2002:a9fe:a9fe::1", /* 6to4 of 169.254.169.254 */
+	};
+	struct test_agent ag;
+	struct net_rule r[2];
+	size_t i;
+
+	own_netns();
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+		add_addr6(forms[i]);
+	allow_everything(r);
+	net_agent(&ag, r, 2, 0);
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		denied_to_agent(&ag, forms[i], forms[i], SOCK_STREAM);
+		denied_to_agent(&ag, forms[i], forms[i], SOCK_DGRAM);
+	}
+}
+
+/* Only the embedded denied ranges are denied: NAT64 of a public address follows the rules. */
+TEST(net_nat64_of_public_address_follows_the_rules)
+{
+	const char *addr = "64:ff9b::c633:6401"; /* NAT64 of 198.51.100.1 */
+	struct test_agent ag;
+	struct net_rule r[2];
+
+	own_netns();
+	add_addr6(addr);
+	net_agent(&ag, NULL, 0, 0);
+	denied_to_agent(&ag, addr, addr, SOCK_STREAM);
+	allow_everything(r);
+	net_agent(&ag, r, 2, 0);
+	allowed_to_agent(&ag, addr, SOCK_STREAM);
+	allowed_to_agent(&ag, addr, SOCK_DGRAM);
 }
