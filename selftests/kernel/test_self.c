@@ -54,6 +54,43 @@ TEST(self_bpf_denied)
 	denied_inside_only(try_bpf, NULL);
 }
 
+/*
+ * Not a module, but longer than an ELF header (shorter is refused before any hook): a kernel
+ * that reads it answers ENOEXEC, so EPERM can only be the hook's.
+ */
+static const char not_a_module[256] = "agentd: not an ELF module\n";
+
+static int try_finit_module(void *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return 100 + errno;
+	r = syscall(SYS_finit_module, fd, "", 0) < 0 ? errno : 0;
+	close(fd);
+	return r;
+}
+
+static int try_init_module(void *arg)
+{
+	(void)arg;
+	return syscall(SYS_init_module, not_a_module, sizeof(not_a_module), "") < 0 ? errno : 0;
+}
+
+/* Module loading from a file (kernel_read_file) and from memory (kernel_load_data). */
+TEST(self_module_loading_denied)
+{
+	struct test_agent ag;
+	char path[PATH_MAX];
+
+	test_file(path, sizeof(path), "fake.ko", not_a_module);
+	self_agent(&ag);
+	ASSERT_EQ(test_agent_run(&ag, try_finit_module, path), EPERM);
+	ASSERT_EQ(test_agent_run(&ag, try_init_module, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, try_finit_module, path, NULL), ENOEXEC);
+	ASSERT_EQ(run_in_cgroup(NULL, try_init_module, NULL, NULL), ENOEXEC);
+}
+
 static int try_mount(void *dir)
 {
 	if (mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
