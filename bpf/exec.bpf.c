@@ -14,6 +14,7 @@ char LICENSE[] SEC("license") = "GPL";
 static __always_inline int check_exec(struct file *file, __u32 hook)
 {
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	struct walk w = {};
 	struct agent a;
 	int deny;
@@ -25,7 +26,7 @@ static __always_inline int check_exec(struct file *file, __u32 hook)
 		deny = 1;
 		goto out;
 	}
-	rights_walk(&a, d, BPF_CORE_READ(file, f_path.mnt), &w);
+	rights_walk(&a, d, mnt, &w);
 	if (w.flags & AGENTD_EVF_INTERNAL) {
 		deny = !(a.cfg.flags & AGENTD_AGENT_ALLOW_MEMFD_EXEC);
 		w.reason = AGENTD_REASON_ANON_EXEC;
@@ -39,7 +40,7 @@ static __always_inline int check_exec(struct file *file, __u32 hook)
 	}
 out:
 	if (want_event(&a, deny))
-		emit_file_event(&a, hook, deny, &w, AGENTD_RIGHT_EXEC, d);
+		emit_file_event(&a, hook, deny, &w, AGENTD_RIGHT_EXEC, d, mnt);
 	return lsm_verdict(deny);
 }
 

@@ -52,7 +52,7 @@ int BPF_PROG(file_open, struct file *file, int ret)
 		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
 	}
 	if (want_event(&a, deny))
-		emit_file_event(&a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d);
+		emit_file_event(&a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);
 	return lsm_verdict(deny);
 }
 
@@ -146,7 +146,7 @@ static __always_inline int check_move(const struct agent *a, __u32 hook, struct 
 	}
 out:
 	if (want_event(a, deny))
-		emit_file_event(a, hook, deny, &src, src_needed, obj);
+		emit_file_event(a, hook, deny, &src, src_needed, obj, mnt);
 	return lsm_verdict(deny);
 }
 

@@ -25,8 +25,8 @@ static __always_inline void emit(const struct agent *a, long id)
 	e->dev = 1;
 	e->ino = id;
 	e->flags = 0;
-	__builtin_memcpy(e->name, "loadgen", 8);
-	e->name_len = 7;
+	__builtin_memcpy(e->path, "/loadgen", 9);
+	e->path_len = 8;
 	event_submit(e);
 }
 

@@ -116,14 +116,111 @@ static __always_inline void rights_walk(const struct agent *a, struct dentry *d,
 		w->reason = AGENTD_REASON_WALK_TOO_DEEP;
 }
 
+/*
+ * The path of an object for events, built only when one is emitted: names are written
+ * backwards, from the end of a per-CPU scratch buffer twice AGENTD_PATH_LEN long, so that every
+ * write at an offset masked by AGENTD_PATH_LEN - 1, of a length so masked, stays inside it.
+ */
+#define PATH_MASK (AGENTD_PATH_LEN - 1)
+
+struct path_scratch {
+	char buf[2 * AGENTD_PATH_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_scratch);
+} path_scratch SEC(".maps");
+
+struct path_state {
+	struct dentry *d;
+	struct dentry *root;
+	struct mount *mnt;
+	char *buf;
+	__u32 pos; /* the path is buf[pos, AGENTD_PATH_LEN - 1), its NUL at AGENTD_PATH_LEN - 1 */
+	int done;
+};
+
+/* One name of the ancestry, prepended; returns 1 when the path is complete or full. */
+static long path_step(__u32 i, void *ctx)
+{
+	struct path_state *s = ctx;
+	struct dentry *d = s->d, *up;
+	struct mount *mnt = s->mnt, *parent;
+	__u32 len;
+
+	if (d == s->root) {
+		parent = BPF_CORE_READ(mnt, mnt_parent);
+		if (parent == mnt) {
+			s->done = 1;
+			return 1;
+		}
+		s->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		s->mnt = parent;
+		s->root = BPF_CORE_READ(parent, mnt.mnt_root);
+		return 0;
+	}
+	len = BPF_CORE_READ(d, d_name.len);
+	if (len + 1 > s->pos)
+		return 1; /* does not fit: the path keeps its tail, marked truncated */
+	s->pos -= len;
+	bpf_probe_read_kernel(s->buf + (s->pos & PATH_MASK), len & PATH_MASK,
+			      BPF_CORE_READ(d, d_name.name));
+	up = BPF_CORE_READ(d, d_parent);
+	/* A pseudo file (pipe, socket, memfd) is its own parent: its name alone. */
+	if (up == d) {
+		s->done = 1;
+		return 1;
+	}
+	s->pos -= 1;
+	s->buf[s->pos & PATH_MASK] = '/';
+	s->d = up;
+	return 0;
+}
+
+/* Fills e->path, e->path_len and AGENTD_EVF_PATH_TRUNCATED for object on vmnt. */
+static __always_inline void event_path(struct agentd_file_event *e, struct dentry *object,
+				       struct vfsmount *vmnt)
+{
+	struct path_state s = { .pos = AGENTD_PATH_LEN - 1 };
+	__u32 zero = 0, size;
+	struct path_scratch *p;
+
+	e->path[0] = '\0';
+	e->path_len = 0;
+	p = bpf_map_lookup_elem(&path_scratch, &zero);
+	if (!p) {
+		e->flags |= AGENTD_EVF_PATH_TRUNCATED;
+		return;
+	}
+	s.buf = p->buf;
+	s.d = object;
+	s.root = BPF_CORE_READ(vmnt, mnt_root);
+	s.mnt = real_mount(vmnt);
+	p->buf[AGENTD_PATH_LEN - 1] = '\0';
+	bpf_loop(AGENTD_MAX_WALK, path_step, &s, 0);
+	if (!s.done)
+		e->flags |= AGENTD_EVF_PATH_TRUNCATED;
+	if (s.done && s.pos == AGENTD_PATH_LEN - 1) {
+		/* The root itself. */
+		s.pos -= 1;
+		p->buf[s.pos & PATH_MASK] = '/';
+	}
+	size = AGENTD_PATH_LEN - s.pos; /* with the NUL */
+	if (size > AGENTD_PATH_LEN)
+		return;
+	bpf_probe_read_kernel(e->path, size, p->buf + (s.pos & PATH_MASK));
+	e->path_len = size - 1;
+}
+
 static __always_inline void emit_file_event(const struct agent *a, __u32 hook, int deny,
 					    const struct walk *w, __u32 needed,
-					    struct dentry *object)
+					    struct dentry *object, struct vfsmount *mnt)
 {
 	struct agentd_file_event *e;
-	const unsigned char *name;
 	struct inode *inode;
-	long n;
 
 	e = event_reserve(a->id, sizeof(*e));
 	if (!e)
@@ -136,15 +233,7 @@ static __always_inline void emit_file_event(const struct agent *a, __u32 hook, i
 	e->dev = inode ? BPF_CORE_READ(inode, i_sb, s_dev) : 0;
 	e->ino = inode ? BPF_CORE_READ(inode, i_ino) : 0;
 	e->flags = w->flags;
-	name = BPF_CORE_READ(object, d_name.name);
-	n = bpf_probe_read_kernel_str(e->name, sizeof(e->name), name);
-	if (n < 1) {
-		e->name[0] = '\0';
-		n = 1;
-	}
-	e->name_len = n - 1;
-	if (BPF_CORE_READ(object, d_name.len) > e->name_len)
-		e->flags |= AGENTD_EVF_NAME_TRUNCATED;
+	event_path(e, object, mnt);
 	event_submit(e);
 }
 
@@ -164,7 +253,7 @@ static __always_inline int decide(const struct agent *a, __u32 hook, struct dent
 		deny = (w.rights & needed) != needed;
 	}
 	if (want_event(a, deny))
-		emit_file_event(a, hook, deny, &w, needed, name_of);
+		emit_file_event(a, hook, deny, &w, needed, name_of, mnt);
 	return lsm_verdict(deny);
 }
 

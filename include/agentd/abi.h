@@ -10,7 +10,7 @@
 
 #include <linux/types.h>
 
-#define AGENTD_EVENT_VERSION 2
+#define AGENTD_EVENT_VERSION 3 /* 3: file events carry a path, not only the object's name */
 
 /* Event types (agentd_event_hdr.type). Never reuse a number. */
 #define AGENTD_EV_FILE 1 /* struct agentd_file_event */
@@ -90,11 +90,12 @@
 #define AGENTD_RIGHTS_ALL 0xffU
 
 /* agentd_file_event.flags */
-#define AGENTD_EVF_NAME_TRUNCATED (1U << 0)
+/* The path lost its leading components: too long for path[], or more than AGENTD_MAX_WALK. */
+#define AGENTD_EVF_PATH_TRUNCATED (1U << 0)
 #define AGENTD_EVF_INTERNAL (1U << 1) /* the object is on an internal mount: no path reaches it */
 
 #define AGENTD_COMM_LEN 16
-#define AGENTD_NAME_LEN 256
+#define AGENTD_PATH_LEN 512 /* a power of two: the BPF path builder masks offsets with it */
 
 /* Agent ids are 1..AGENTD_MAX_AGENTS-1. Agent cgroups sit at up to AGENTD_MAX_AGENT_LEVELS
  * distinct cgroup levels; a task's ancestry is searched at those levels only. */
@@ -191,10 +192,13 @@ struct agentd_file_event {
 	__u64 dev;
 	__u64 ino;
 	__u32 flags;
-	__u32 name_len; /* bytes in name, without the NUL */
-	char name[AGENTD_NAME_LEN]; /* the object's own dentry name, NUL-terminated */
+	__u32 path_len; /* bytes in path, without the NUL */
+	/* Built from dentry names up to the root of the task's mount namespace, crossing mounts,
+	 * NUL-terminated. Best effort, for people: rules never depend on it. Relative (the name
+	 * alone) for objects on internal mounts; its tail when AGENTD_EVF_PATH_TRUNCATED. */
+	char path[AGENTD_PATH_LEN];
 };
-_Static_assert(sizeof(struct agentd_file_event) == 112 + AGENTD_NAME_LEN,
+_Static_assert(sizeof(struct agentd_file_event) == 112 + AGENTD_PATH_LEN,
 	       "agentd_file_event layout");
 
 /*

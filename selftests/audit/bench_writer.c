@@ -44,7 +44,8 @@ static void synth(struct agentd_file_event *e, unsigned long i)
 	e->dev = (8ULL << 20) | 1;
 	e->ino = 100000 + i % 1000;
 	strcpy(e->task.comm, "python3");
-	e->name_len = snprintf(e->name, sizeof(e->name), "module_%lu.py", i % 1000);
+	e->path_len =
+		snprintf(e->path, sizeof(e->path), "/home/agent/src/pkg/module_%lu.py", i % 1000);
 }
 
 /* The same record built as a json_t and dumped: what the hand formatter replaces. */

@@ -78,7 +78,7 @@ static int agentctl(char *const argv[], char *out, size_t outsz)
 
 TEST(agentd_enforces_a_policy_and_audits_it)
 {
-	char created[PATH_MAX + 8], outside[64], line[4096];
+	char created[PATH_MAX + 8], outside[64], line[4096], want[PATH_MAX + 16];
 	struct paths p;
 	struct proc *agentd;
 	int status;
@@ -103,7 +103,8 @@ TEST(agentd_enforces_a_policy_and_audits_it)
 	char *query[] = { "agentctl", "audit", "query",	     "--dir", p.audit,
 			  "--kind",   "file",  "--decision", "deny",  NULL };
 	ASSERT_EQ(agentctl(query, line, sizeof(line)), 0);
-	if (!strstr(line, "\"path\":\"secret\"") || !strstr(line, "\"op\":\"file_open\""))
+	snprintf(want, sizeof(want), "\"path\":\"%s\"", p.secret);
+	if (!strstr(line, want) || !strstr(line, "\"op\":\"file_open\""))
 		FAIL("first deny in the audit log is not the secret's open: %s", line);
 }
 
@@ -151,7 +152,7 @@ TEST(enforcement_outlives_agentd)
 
 	agentd = restart_agentd(&p);
 	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), EPERM);
-	const char *deny[] = { "deny agent=1 ", "hook=file_open", "name=\"secret\"", NULL };
+	const char *deny[] = { "deny agent=1 ", "hook=file_open", "/secret\"", NULL };
 	if (!proc_wait_line(agentd, 10000, deny))
 		FAIL("the restarted agentd reports no deny: \"%s\"", agentd->buf);
 	proc_stop(agentd, SIGTERM);

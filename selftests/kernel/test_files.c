@@ -8,10 +8,11 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
-#include "testlib.h"
+#include "ops.h"
 
 struct slice {
 	char pins[PATH_MAX];
@@ -21,15 +22,19 @@ struct slice {
 	struct proc *agentd;
 };
 
-/* agentd denying "secret" to the agent cgroup. With -o omit-deny-rule the rule is left out (it
- * denies "other-decoy" instead), so that the deny tests must fail: proof that they can. */
-static void slice_start(struct slice *s)
+/* agentd denying the file at secret (created when empty) to the agent cgroup. With -o
+ * omit-deny-rule the rule is left out (it denies "other-decoy" instead), so that the deny tests
+ * must fail: proof that they can. */
+static void slice_start_denying(struct slice *s, const char *secret)
 {
 	char decoy[PATH_MAX];
 	const char *ready[] = { "agentd: ready", NULL };
 
 	test_cgroup(s->cgroup, sizeof(s->cgroup));
-	test_file(s->secret, sizeof(s->secret), "secret", "s3cr3t\n");
+	if (secret)
+		snprintf(s->secret, sizeof(s->secret), "%s", secret);
+	else
+		test_file(s->secret, sizeof(s->secret), "secret", "s3cr3t\n");
 	test_file(s->other, sizeof(s->other), "other", "public\n");
 	test_file(decoy, sizeof(decoy), "other-decoy", "decoy\n");
 	char *denied = test_option("omit-deny-rule") ? decoy : s->secret;
@@ -39,6 +44,11 @@ static void slice_start(struct slice *s)
 	s->agentd = proc_start(argv);
 	if (!proc_wait_line(s->agentd, 20000, ready))
 		FAIL("agentd did not get ready: \"%s\"", s->agentd->buf);
+}
+
+static void slice_start(struct slice *s)
+{
+	slice_start_denying(s, NULL);
 }
 
 /* Opens O_PATH (which runs no file_open check), then reopens through /proc/self/fd. */
@@ -69,15 +79,16 @@ TEST(probe_finds_bpf_lsm)
 
 TEST(file_open_denied_inside_agent)
 {
-	char pid_field[32];
+	char pid_field[32], path_field[PATH_MAX + 16];
 	struct slice s;
 	pid_t child;
 
 	slice_start(&s);
 	ASSERT_EQ(run_in_cgroup(s.cgroup, try_open, s.secret, &child), EPERM);
 	snprintf(pid_field, sizeof(pid_field), " pid=%d ", child);
+	snprintf(path_field, sizeof(path_field), " path=\"%s\"", s.secret);
 	const char *want[] = { pid_field, "deny agent=1 ", "hook=file_open reason=rule rule=2 ",
-			       "name=\"secret\"", NULL };
+			       path_field, NULL };
 	if (!proc_wait_line(s.agentd, 10000, want))
 		FAIL("agentd printed no deny event for pid %d: \"%s\"", child, s.agentd->buf);
 }
@@ -124,4 +135,73 @@ TEST(agentd_stops_cleanly_on_sigterm)
 	status = proc_stop(s.agentd, SIGTERM);
 	ASSERT(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+/* The event's path runs through the mount point of the file system the object is on. */
+TEST(file_event_path_crosses_mounts)
+{
+	char top[PATH_MAX], m[PATH_MAX], f[PATH_MAX], want_path[PATH_MAX + 16];
+	struct slice s;
+
+	test_dir(top, sizeof(top));
+	if (mkdir(PATHF(m, "%s/mnt", top), 0755))
+		FAIL("mkdir %s: %s", m, strerror(errno));
+	test_mount_tmpfs(m);
+	test_write(PATHF(f, "%s/secret", m), "s3cr3t\n", 0644);
+	slice_start_denying(&s, f);
+	ASSERT_EQ(run_in_cgroup(s.cgroup, try_open, f, NULL), EPERM);
+	snprintf(want_path, sizeof(want_path), " path=\"%s\"", f);
+	const char *want[] = { "deny agent=1 ", "hook=file_open", want_path, NULL };
+	if (!proc_wait_line(s.agentd, 10000, want))
+		FAIL("no deny event with path %s: \"%s\"", f, s.agentd->buf);
+}
+
+/* Builds top/NAME/NAME/.../f with n directories of the given name. */
+static void nested_file(const char *top, const char *name, int n, char *path, size_t sz)
+{
+	size_t len = strlen(top), step = strlen(name) + 1;
+	int i;
+
+	if (len + step * n + 3 > sz)
+		FAIL("path too long");
+	strcpy(path, top);
+	for (i = 0; i < n; i++) {
+		path[len] = '/';
+		strcpy(path + len + 1, name);
+		len += step;
+		if (mkdir(path, 0755) && errno != EEXIST)
+			FAIL("mkdir %s: %s", path, strerror(errno));
+	}
+	strcpy(path + len, "/f");
+	test_write(path, "x\n", 0644);
+}
+
+/* A path longer than the event holds, or deeper than the walk, keeps its tail, marked. */
+static void check_tail(const char *name, int n)
+{
+	char top[PATH_MAX], f[PATH_MAX], tail[64];
+	struct slice s;
+
+	test_dir(top, sizeof(top));
+	nested_file(top, name, n, f, sizeof(f));
+	slice_start_denying(&s, f);
+	ASSERT_EQ(run_in_cgroup(s.cgroup, try_open, f, NULL), EPERM);
+	snprintf(tail, sizeof(tail), "%.20s/f\" path_truncated", name);
+	const char *want[] = { "deny agent=1 ", "hook=file_open reason=rule", tail, NULL };
+	if (!proc_wait_line(s.agentd, 10000, want))
+		FAIL("no deny event with a truncated path: \"%s\"", s.agentd->buf);
+}
+
+TEST(file_event_path_too_long_keeps_its_tail)
+{
+	char name[101];
+
+	memset(name, 'x', 100);
+	name[100] = '\0';
+	check_tail(name, 8); /* 8 x 101 bytes > AGENTD_PATH_LEN */
+}
+
+TEST(file_event_path_too_deep_keeps_its_tail)
+{
+	check_tail("d", AGENTD_MAX_WALK + 10); /* the rule is on the file: no walk limit */
 }

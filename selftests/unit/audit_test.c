@@ -168,7 +168,7 @@ void audit_test_file_record(struct audit_record *r, __u32 agent, bool deny, unsi
 
 	e.hdr.ts_ns = 1000000000ULL * n;
 	strcpy(e.task.comm, "cat");
-	e.name_len = snprintf(e.name, sizeof(e.name), "file-%u", n);
+	e.path_len = snprintf(e.path, sizeof(e.path), "/w/file-%u", n);
 	if (audit_record_from_event(r, &e, sizeof(e), 1700000000000000000LL))
 		FAIL("audit_record_from_event");
 }

@@ -39,7 +39,7 @@ TEST(audit_file_event_golden_line)
 		"{\"v\":1,\"seq\":42,\"time\":\"2023-11-14T22:13:21.000000000Z\",\"host\":"
 		"\"build1\","
 		"\"kind\":\"file\",\"op\":\"file_open\",\"agent\":3,\"cgroup\":4242,\"pid\":101,"
-		"\"tid\":102,\"uid\":1000,\"comm\":\"cat\",\"object\":{\"path\":\"file-1\","
+		"\"tid\":102,\"uid\":1000,\"comm\":\"cat\",\"object\":{\"path\":\"/w/file-1\","
 		"\"dev\":\"8:1\",\"ino\":1235},\"decision\":\"deny\",\"rule\":9,\"gen\":7,"
 		"\"detail\":\"reason=rule need=0x1 have=0x0\","
 		"\"prev\":\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}");
@@ -123,16 +123,16 @@ TEST(audit_unterminated_kernel_strings_stay_in_bounds)
 			 .version = AGENTD_EVENT_VERSION,
 			 .len = sizeof(e) },
 		.verdict = { .hook = AGENTD_HOOK_FILE_OPEN },
-		.name_len = 9999,
+		.path_len = 9999,
 	};
 	struct audit_record r;
 	char line[AUDIT_LINE_MAX];
 
 	memset(e.task.comm, 'c', sizeof(e.task.comm));
-	memset(e.name, 'n', sizeof(e.name));
+	memset(e.path, 'n', sizeof(e.path));
 	ASSERT_EQ(audit_record_from_event(&r, &e, sizeof(e), 0), 0);
 	ASSERT_EQ(strlen(r.comm), AGENTD_COMM_LEN);
-	ASSERT_EQ(strlen(r.path), AGENTD_NAME_LEN);
+	ASSERT_EQ(strlen(r.path), AGENTD_PATH_LEN);
 	ASSERT(audit_record_format(&r, &stamp, line, sizeof(line)) > 0);
 	assert_canonical(line);
 }

@@ -27,8 +27,8 @@ static struct agentd_file_event sample(void)
 	};
 
 	strcpy(e.task.comm, "cat");
-	strcpy(e.name, "secret");
-	e.name_len = 6;
+	strcpy(e.path, "/srv/secret");
+	e.path_len = 11;
 	return e;
 }
 
@@ -41,7 +41,7 @@ TEST(file_event_line)
 	n = event_format(&e, sizeof(e), line, sizeof(line));
 	ASSERT_STREQ(line, "deny agent=3 gen=7 cgroup=4242 pid=100 tid=101 uid=1000 comm=\"cat\" "
 			   "hook=file_open reason=rule rule=9 need=0x1 have=0x0 dev=8:1 ino=1234 "
-			   "name=\"secret\"");
+			   "path=\"/srv/secret\"");
 	ASSERT_EQ(n, strlen(line));
 }
 
@@ -50,12 +50,12 @@ TEST(file_event_escapes_agent_bytes)
 	struct agentd_file_event e = sample();
 	char line[512];
 
-	strcpy(e.name, "a b\"\n\\\xff");
+	strcpy(e.path, "a b\"\n\\\xff");
 	strcpy(e.task.comm, "x=y\x1b");
-	e.flags = AGENTD_EVF_NAME_TRUNCATED;
+	e.flags = AGENTD_EVF_PATH_TRUNCATED;
 	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line, "comm=\"x=y\\x1b\""));
-	ASSERT(strstr(line, "name=\"a\\x20b\\x22\\x0a\\x5c\\xff\" name_truncated"));
+	ASSERT(strstr(line, "path=\"a\\x20b\\x22\\x0a\\x5c\\xff\" path_truncated"));
 }
 
 TEST(file_event_unterminated_strings_stay_in_bounds)
@@ -64,7 +64,7 @@ TEST(file_event_unterminated_strings_stay_in_bounds)
 	char line[2048];
 
 	memset(e.task.comm, 'c', sizeof(e.task.comm));
-	memset(e.name, 'n', sizeof(e.name));
+	memset(e.path, 'n', sizeof(e.path));
 	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line, "comm=\"cccccccccccccccc\" "));
 }

@@ -10,7 +10,7 @@ int sink_event(void *ctx, void *data, size_t len)
 {
 	struct sink *s = ctx;
 	struct audit_record r;
-	char line[1024];
+	char line[4096]; /* a 512-byte path, each byte escaped to 4 */
 	int n, err;
 
 	n = event_format(data, len, line, sizeof(line));

@@ -284,13 +284,13 @@ static void from_common(struct audit_record *r, const struct agentd_task *t,
 
 static void from_file_event(struct audit_record *r, const struct agentd_file_event *e)
 {
-	size_t n = e->name_len < sizeof(e->name) ? e->name_len : sizeof(e->name);
+	size_t n = e->path_len < sizeof(e->path) ? e->path_len : sizeof(e->path);
 
 	from_common(r, &e->task, &e->verdict);
 	r->has |= AUDIT_HAS_INODE;
-	memcpy(r->path, e->name, n);
+	memcpy(r->path, e->path, n);
 	r->path[strnlen(r->path, n)] = '\0';
-	r->path_truncated = e->flags & AGENTD_EVF_NAME_TRUNCATED;
+	r->path_truncated = e->flags & AGENTD_EVF_PATH_TRUNCATED;
 	r->dev = e->dev;
 	r->ino = e->ino;
 	snprintf(r->detail, sizeof(r->detail), "reason=%s need=0x%x have=0x%x%s",

@@ -134,11 +134,11 @@ static void format_common(struct line *l, const struct agentd_task *t,
 static void format_file(struct line *l, const struct agentd_file_event *e)
 {
 	format_common(l, &e->task, &e->verdict);
-	line_add(l, " need=0x%x have=0x%x dev=%llu:%llu ino=%llu name=\"", e->rights_needed,
+	line_add(l, " need=0x%x have=0x%x dev=%llu:%llu ino=%llu path=\"", e->rights_needed,
 		 e->rights_held, (unsigned long long)(e->dev >> 20),
 		 (unsigned long long)(e->dev & 0xfffff), (unsigned long long)e->ino);
-	line_add_escaped(l, e->name, sizeof(e->name));
-	line_add(l, "\"%s%s", e->flags & AGENTD_EVF_NAME_TRUNCATED ? " name_truncated" : "",
+	line_add_escaped(l, e->path, sizeof(e->path));
+	line_add(l, "\"%s%s", e->flags & AGENTD_EVF_PATH_TRUNCATED ? " path_truncated" : "",
 		 e->flags & AGENTD_EVF_INTERNAL ? " internal" : "");
 }
 
