@@ -56,8 +56,9 @@ FUZZ_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/fuzz/lib/%.o,$(LIB_SRCS))
 FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz/fuzz_*.c))
 
 PROGS := $(OUT)/agentd $(OUT)/agentctl
+BENCHES := $(patsubst selftests/bench/%.c,$(OUT)/selftests/%,$(wildcard selftests/bench/bench_*.c))
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
-	$(OUT)/selftests/bench_open $(OUT)/selftests/bench_events $(OUT)/selftests/bench_audit_writer
+	$(BENCHES) $(OUT)/selftests/bench_audit_writer
 
 .PHONY: all
 all: $(PROGS) $(TESTS) $(FUZZERS)
@@ -176,8 +177,9 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_events 2
 	$(Q)echo "== host: the audit writer alone (selftests/audit/bench_writer.c)"
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
-	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c)"
-	$(Q)VM_SMP=2 selftests/vm/vm.sh bench
+	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c), and lsm/ against"
+	$(Q)echo "   lsm_cgroup/ attachment (selftests/bench/bench_lsm_cgroup.c)"
+	$(Q)VM_SMP=2 VM_TIMEOUT=2400 selftests/vm/vm.sh bench
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -7,53 +7,14 @@
  * deeper than its bound) is denied. A task of no agent is allowed after the identity lookup.
  * Recording an event never changes a verdict.
  */
-#include "rights.bpf.h"
+#include "files.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-static __always_inline __u32 open_rights(struct file *file)
-{
-	unsigned int mode = BPF_CORE_READ(file, f_mode), flags = BPF_CORE_READ(file, f_flags);
-	__u32 needed = 0;
-
-	/* The kernel opens a binary for exec with FMODE_EXEC: exec rights, not read. */
-	if (mode & FMODE_EXEC)
-		needed |= AGENTD_RIGHT_EXEC;
-	else if (mode & FMODE_READ)
-		needed |= AGENTD_RIGHT_READ;
-	if (mode & FMODE_WRITE)
-		needed |= AGENTD_RIGHT_WRITE;
-	if ((flags & O_TRUNC) && (mode & FMODE_WRITE))
-		needed |= AGENTD_RIGHT_TRUNCATE;
-	return needed;
-}
 
 SEC("lsm/file_open")
 int BPF_PROG(file_open, struct file *file, int ret)
 {
-	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
-	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
-	__u32 needed = open_rights(file);
-	struct walk w = {};
-	struct agent a;
-	int deny;
-
-	if (ret)
-		return ret;
-	if (!current_agent(&a))
-		return 0;
-	if (!a.has_config) {
-		w.reason = AGENTD_REASON_NO_POLICY;
-		deny = 1;
-	} else {
-		rights_walk(&a, d, mnt, &w);
-		/* Objects on internal mounts (pipes, sockets, memfds) have no path: the agent can
-		 * only reopen one it already holds (/proc/self/fd). Exec of them is exec's concern. */
-		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
-	}
-	if (want_event(&a, deny))
-		emit_file_event(&a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);
-	return lsm_verdict(deny);
+	return ret ? ret : lsm_verdict(file_open_denied(file));
 }
 
 /* Creation: the directory receiving the new name needs CREATE. */

@@ -7,34 +7,9 @@
  *
  * Fails closed: every agent task is denied; tasks of no agent are not affected.
  */
-#include "agent.bpf.h"
+#include "self.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-static __always_inline int deny_self(const struct agent *a, __u32 hook, __u32 reason,
-				     __u32 target_pid, __u32 arg)
-{
-	struct agentd_self_event *e;
-
-	e = event_reserve(a->id, sizeof(*e));
-	if (e) {
-		event_fill(&e->hdr, AGENTD_EV_SELF, sizeof(*e), &e->task, a, &e->verdict, hook, 1,
-			   reason, 0);
-		e->target_pid = target_pid;
-		e->arg = arg;
-		event_submit(e);
-	}
-	return -EPERM;
-}
-
-static __always_inline int deny_agents(__u32 hook, __u32 arg)
-{
-	struct agent a;
-
-	if (!current_agent(&a))
-		return 0;
-	return deny_self(&a, hook, AGENTD_REASON_SELF_PROTECT, 0, arg);
-}
 
 /*
  * Denied to every agent, so these programs read no argument: hook signatures differ between
@@ -114,18 +89,10 @@ int BPF_PROG(key_permission)
 	return deny_agents(AGENTD_HOOK_KEY_PERMISSION, 0);
 }
 
-/* Write permission on a cgroup file system object: the gate for both ways of moving a task. */
 SEC("lsm/inode_permission")
 int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
 {
-	unsigned long magic;
-
-	if (ret || !(mask & (MAY_WRITE | MAY_APPEND)))
-		return ret;
-	magic = BPF_CORE_READ(inode, i_sb, s_magic);
-	if (magic != CGROUP2_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC)
-		return 0;
-	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, mask);
+	return ret ? ret : cgroup_write_check(inode, mask);
 }
 
 /* Signals and ptrace reach only tasks of the same agent. */

@@ -70,7 +70,7 @@ build_initramfs() {
 	printf '#!/bin/sh\n%s\n' "${VM_CMD:-true}" >"$stage/agentd/run.sh"
 	chmod 0755 "$stage/agentd/run.sh"
 	for b in agentd agentctl; do stage_binary "$top/build/$b" "agentd/$b"; done
-	for b in test_kernel bench_open; do
+	for b in test_kernel bench_open bench_lsm_cgroup; do
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
 	done
 	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
@@ -80,11 +80,13 @@ build_initramfs() {
 # being patched (text_poke under software emulation: cross-modifying code between vCPUs), and
 # panicked. VM_SMP=2 brings two back, for benchmarks that want them.
 VM_SMP=${VM_SMP:-1}
+# Seconds before a guest is killed (and its boot reported FAIL); benchmarks take longer.
+VM_TIMEOUT=${VM_TIMEOUT:-600}
 
 # Boots one kernel; the guest's console goes to $log.
 boot() {
 	local vmlinuz=$1 log=$2 append=$3
-	timeout --foreground -k 5 600 qemu-system-x86_64 -accel tcg -cpu max -m 1G -smp "$VM_SMP" \
+	timeout --foreground -k 5 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 1G -smp "$VM_SMP" \
 		-kernel "$vmlinuz" -initrd "$out/initrd.gz" -nic none \
 		-append "console=ttyS0 panic=-1 quiet $append" \
 		-nographic -no-reboot -monitor none </dev/null >"$log" 2>&1

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The file_open decision, shared by files.bpf.c and the attachment benchmark (lsmcg.bpf.c). */
+#ifndef AGENTD_FILES_BPF_H
+#define AGENTD_FILES_BPF_H
+
+#include "rights.bpf.h"
+
+static __always_inline __u32 open_rights(struct file *file)
+{
+	unsigned int mode = BPF_CORE_READ(file, f_mode), flags = BPF_CORE_READ(file, f_flags);
+	__u32 needed = 0;
+
+	/* The kernel opens a binary for exec with FMODE_EXEC: exec rights, not read. */
+	if (mode & FMODE_EXEC)
+		needed |= AGENTD_RIGHT_EXEC;
+	else if (mode & FMODE_READ)
+		needed |= AGENTD_RIGHT_READ;
+	if (mode & FMODE_WRITE)
+		needed |= AGENTD_RIGHT_WRITE;
+	if ((flags & O_TRUNC) && (mode & FMODE_WRITE))
+		needed |= AGENTD_RIGHT_TRUNCATE;
+	return needed;
+}
+
+/* Whether the current task may not open file as it asks (an event is emitted when it may
+ * not, or when the policy logs allows). Tasks of no agent: 0 after the identity lookup. */
+static __always_inline int file_open_denied(struct file *file)
+{
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	__u32 needed = open_rights(file);
+	struct walk w = {};
+	struct agent a;
+	int deny;
+
+	if (!current_agent(&a))
+		return 0;
+	if (!a.has_config) {
+		w.reason = AGENTD_REASON_NO_POLICY;
+		deny = 1;
+	} else {
+		rights_walk(&a, d, mnt, &w);
+		/* Objects on internal mounts (pipes, sockets, memfds) have no path: the agent can
+		 * only reopen one it already holds (/proc/self/fd). Exec of them is exec's concern. */
+		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
+	}
+	if (want_event(&a, deny))
+		emit_file_event(&a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);
+	return deny;
+}
+
+#endif /* AGENTD_FILES_BPF_H */
