@@ -21,6 +21,7 @@
 #include "log.h"
 #include "server.h"
 #include "services.h"
+#include "stream.h"
 
 #define POLL_MS 100
 #define EVENTS_PER_PASS 4096
@@ -69,6 +70,7 @@ static int check_layers(struct daemon *d)
 
 static int open_audit(struct daemon *d)
 {
+	struct audit_writer_opts wo = { .committed = stream_committed, .ctx = d };
 	int err;
 
 	if (mkdir(d->o->state_dir, 0700) && errno != EEXIST) {
@@ -80,7 +82,10 @@ static int open_audit(struct daemon *d)
 	if (!d->o->audit_dir)
 		strncat(d->audit_dir, "/audit", sizeof(d->audit_dir) - strlen(d->audit_dir) - 1);
 	d->sink.mono_to_real_ns = audit_mono_to_real_ns();
-	err = audit_writer_open(&d->sink.audit, d->audit_dir, NULL);
+	err = stream_open(d);
+	if (err)
+		return err;
+	err = audit_writer_open(&d->sink.audit, d->audit_dir, &wo);
 	if (err)
 		log_err("audit log in %s: %s\n", d->audit_dir, strerror(-err));
 	return err;
@@ -226,6 +231,7 @@ static int serve(struct daemon *d, struct server *srv)
 			return err;
 		}
 		report_drops(d, false);
+		stream_tick(d);
 		err = audit_writer_tick(d->sink.audit);
 		if (err)
 			log_err("audit log: %s\n", strerror(-err));
@@ -297,6 +303,7 @@ out:
 	enforcer_destroy(d->e);
 	if (audit_writer_close(d->sink.audit) && !err)
 		err = -EIO;
+	stream_close(d);
 	loop_free(d->loop);
 	free(d);
 	return err;
