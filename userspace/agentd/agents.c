@@ -279,6 +279,13 @@ static json_t *agent_json(struct daemon *d, const struct agent *a)
 			vars, "generation", (json_int_t)a->st.generation, "drops",
 			(json_int_t)drops, "limits_not_enforced", a->limits_missing, "expired",
 			a->expired);
+	if (obj && a->st.ncgroups) {
+		json_t *cgs = json_array();
+
+		for (i = 0; cgs && i < a->st.ncgroups; i++)
+			json_array_append_new(cgs, json_string(a->st.cgroups[i]));
+		json_object_set_new(obj, "attached_cgroups", cgs);
+	}
 	if (obj)
 		services_agent_json(d, a, obj);
 	return obj;
@@ -408,6 +415,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 			     strerror(-err));
 	/* Empty now: the order of what follows no longer matters to any task. */
 	enforcer_remove_cgroup(d->e, a->cgroup);
+	attach_release(d, a);
 	rules_remove(d->e, a->st.id);
 	if (rmdir(a->cgroup) && errno != ENOENT)
 		log_warn("removing cgroup %s: %s, ignoring\n", a->cgroup, strerror(errno));
@@ -587,6 +595,15 @@ static json_t *do_status(struct daemon *d, const struct control_request *req)
 	return reply;
 }
 
+static json_t *do_attach(struct daemon *d, const struct control_request *req)
+{
+	struct agent *a = find(d, req->name);
+
+	if (!a)
+		return error(req, CONTROL_E_NOENT, "no agent %s", req->name);
+	return attach_handle(d, a, req);
+}
+
 json_t *agents_handle(void *ctx, const struct control_request *req)
 {
 	struct daemon *d = ctx;
@@ -604,6 +621,9 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 		return do_kill(d, req);
 	case CONTROL_POLICY_RELOAD:
 		return do_reload(d, req);
+	case CONTROL_AGENT_ATTACH:
+	case CONTROL_AGENT_DETACH:
+		return do_attach(d, req);
 	default:
 		return do_status(d, req);
 	}
@@ -664,6 +684,7 @@ static int adopt_one(void *ctx, const struct agent_state *st)
 		return 0;
 	}
 	d->agents[a->st.id] = a;
+	attach_adopt(d, a);
 	log_info("agent %s re-adopted: id %u, cgroup %s, generation %u\n", a->st.name, a->st.id,
 		 a->cgroup, a->st.generation);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-adopt", a, "cgroup=%s gen=%u", a->cgroup,
