@@ -63,13 +63,15 @@ static int parse(int argc, char **argv, struct attach_args *a)
 	return 0;
 }
 
-static void print_layers(const json_t *layers)
+static void print_layers(json_t *layers)
 {
 	const char *key;
 	json_t *v;
 
-	json_object_foreach((json_t *)layers, key, v)
+	json_object_foreach(layers, key, v)
+	{
 		printf("  %-8s %s\n", key, json_string_value(v));
+	}
 }
 
 /* --pid or --cgroup: one request; the reply says which layers now hold. */
@@ -213,9 +215,11 @@ static int live_view(const struct ctl *c, struct attach_args *a)
 		log_err("cannot subscribe to the audit stream %s: %s\n", path, strerror(-fd));
 		return EXIT_FAIL;
 	}
-	if (!c->json)
-		fprintf(stderr, "agent %s (id %lld), live from %s; interrupt to stop\n",
-			a->req.name, id, path);
+	if (!c->json) {
+		printf("agent %s (id %lld), live from %s; interrupt to stop\n", a->req.name, id,
+		       path);
+		fflush(stdout);
+	}
 	err = view(fd, c->json);
 	close(fd);
 	log_err("the audit stream %s ended: agentd stopped, or this view fell behind and was "

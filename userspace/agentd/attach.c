@@ -201,7 +201,7 @@ static int ptab_scan(struct ptab **out, size_t *n)
 
 static bool descends(const struct ptab *t, size_t n, int pid, int root)
 {
-	struct ptab key, *e;
+	struct ptab key = { 0, 0 }, *e;
 	int depth;
 
 	for (depth = 0; depth < ANCESTRY_MAX && pid > 1; depth++) {
@@ -502,8 +502,8 @@ static json_t *detach_cgroup(struct daemon *d, struct agent *a, const struct con
 	json_t *reply;
 
 	if (i < 0)
-		return error(req, CONTROL_E_NOENT, "%s is not attached to agent %s", req->cgroup,
-			     a->st.name);
+		return error(req, CONTROL_E_NOT_ATTACHED, "%s is not attached to agent %s",
+			     req->cgroup, a->st.name);
 	snprintf(path, sizeof(path), "%s", a->st.cgroups[i]);
 	err = release_cgroup(d, path);
 	if (err)

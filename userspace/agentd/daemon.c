@@ -218,9 +218,11 @@ static int serve(struct daemon *d, struct server *srv)
 			log_err("poll: %s\n", strerror(errno));
 			return -errno;
 		}
-		server_service(srv, fds, n - 1);
+		/* The services first: a stream subscriber that came before a request that makes
+		 * records is listening when they are published. */
 		if (fds[n - 1].revents)
 			loop_dispatch(d->loop);
+		server_service(srv, fds, n - 1);
 		/* The programs wake nobody per event: the ring buffer is read every pass, a
 		 * bounded number of events at a time (-EAGAIN: more are waiting). */
 		d->sink.used = 0;

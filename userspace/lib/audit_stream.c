@@ -178,6 +178,12 @@ void audit_stream_publish(struct audit_stream *s, const char *lines, size_t len)
 	}
 }
 
+static int sub_read(struct audit_stream *s, struct sub *sub);
+
+/*
+ * Accepts one subscriber and reads the filter line it may have sent already, so that one who
+ * subscribed before a record was appended gets it. Returns 1, 0 when none waits, or -errno.
+ */
 static int accept_one(struct audit_stream *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -199,7 +205,9 @@ static int accept_one(struct audit_stream *s)
 	sub->fd = fd;
 	audit_filter_init(&sub->filter);
 	s->subs[s->n++] = sub;
-	return 0;
+	if (sub_read(s, sub))
+		sub_free(s, s->n - 1);
+	return 1;
 }
 
 /* Reads the filter line. Returns 0, or -errno when the subscriber must go. */
@@ -258,7 +266,8 @@ int audit_stream_service(struct audit_stream *s)
 		size_t at;
 
 		if (!sub) {
-			err = accept_one(s);
+			while ((err = accept_one(s)) > 0)
+				;
 			continue;
 		}
 		at = sub_index(s, sub);

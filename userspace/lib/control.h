@@ -60,6 +60,7 @@ struct control_request {
 #define CONTROL_E_PERM "permission" /* the peer is not root */
 #define CONTROL_E_NOENT "no-such-agent"
 #define CONTROL_E_NOPROC "no-such-process"
+#define CONTROL_E_NOT_ATTACHED "not-attached" /* detach of a cgroup the agent does not have */
 #define CONTROL_E_EXISTS "exists"
 #define CONTROL_E_POLICY "bad-policy" /* it does not load or compile: the message says where */
 #define CONTROL_E_LIMIT "limit" /* out of agent ids or clients */
