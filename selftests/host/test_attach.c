@@ -415,7 +415,7 @@ TEST(stream_drops_a_stalled_subscriber_and_the_file_keeps_everything)
 	const char *ringbuf[] = { "\"source\":\"ringbuf\"", NULL };
 	const char *dropped[] = { "subscriber-dropped", "\"source\":\"stream\"", NULL };
 	struct env *e = setup();
-	char cg[PATH_MAX + 64], out[4096];
+	char cg[PATH_MAX + 64], out[4096], expect[128], *cp;
 	struct flood *f = flood_map();
 	struct sub *stalled, *loss;
 	long got = 0, in_file;
@@ -448,6 +448,18 @@ TEST(stream_drops_a_stalled_subscriber_and_the_file_keeps_everything)
 		     (long)f->count, in_file, got, count_records(e, ringbuf));
 	ASSERT(count_records(e, dropped) >= 1);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "verify", "--dir", e->audit, NULL), 0);
+	/* The checkpoint verify prints holds on the same log. */
+	cp = strstr(out, "--expect ");
+	ASSERT(cp);
+	cp += strlen("--expect ");
+	cp[strcspn(cp, "\n")] = '\0';
+	snprintf(expect, sizeof(expect), "%s", cp);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "verify", "--dir", e->audit, "--expect",
+			       expect, NULL),
+		  0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "verify", "--dir", e->audit, "--expect",
+			       "999999999", NULL),
+		  1);
 }
 
 TEST(audit_follow_uses_the_stream_when_agentd_is_up)

@@ -24,6 +24,7 @@
 
 #define DEFAULT_DIR "/var/lib/agentd/audit"
 #define DEFAULT_STREAM "/run/agentd/audit.sock"
+#define EXPECT_MAX 16
 
 struct args {
 	const char *dir;
@@ -34,6 +35,8 @@ struct args {
 	char filter_line[512]; /* the same filter, as a stream subscriber sends it */
 	char **files;
 	int nfiles;
+	struct audit_expect expect[EXPECT_MAX]; /* verify --expect */
+	size_t nexpect;
 };
 
 enum {
@@ -44,7 +47,8 @@ enum {
 	OPT_KIND,
 	OPT_DECISION,
 	OPT_SINCE,
-	OPT_UNTIL
+	OPT_UNTIL,
+	OPT_EXPECT
 };
 
 static const struct option options[] = {
@@ -56,6 +60,7 @@ static const struct option options[] = {
 	{ "decision", required_argument, NULL, OPT_DECISION },
 	{ "since", required_argument, NULL, OPT_SINCE },
 	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "expect", required_argument, NULL, OPT_EXPECT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -91,6 +96,15 @@ static int parse_args(int argc, char **argv, struct args *a, bool filters)
 		else if (filters && c >= OPT_AGENT && c <= OPT_UNTIL) {
 			if (add_filter(a, keys[c - OPT_AGENT], optarg))
 				return -EINVAL;
+		} else if (!filters && c == OPT_EXPECT) {
+			if (a->nexpect == EXPECT_MAX ||
+			    audit_expect_parse(optarg, &a->expect[a->nexpect])) {
+				log_err("bad --expect '%s': SEQ or SEQ:HASH (64 hex digits), at "
+					"most %d\n",
+					optarg, EXPECT_MAX);
+				return -EINVAL;
+			}
+			a->nexpect++;
 		} else {
 			log_err("audit %s: unknown option '%s'\n", argv[0], argv[optind - 1]);
 			return -EINVAL;
@@ -141,6 +155,8 @@ static void print_result(const struct audit_verify_result *r, bool ok, size_t fi
 	printf("intact: %zu files, %llu records, seq %llu..%llu, last hash %s\n", files,
 	       (unsigned long long)r->records, (unsigned long long)r->first_seq,
 	       (unsigned long long)r->last_seq, r->last_hash);
+	printf("checkpoint (keep it where the log's writer cannot reach): --expect %llu:%s\n",
+	       (unsigned long long)r->last_seq, r->last_hash);
 	if (r->head_missing)
 		printf("note: the log begins at a segment-start: older segments were removed\n");
 	if (r->torn_tail)
@@ -171,9 +187,9 @@ static int do_verify(int argc, char **argv)
 	if (a.dir && list(&a, &segs))
 		return EXIT_FAIL;
 	if (a.dir)
-		bad = audit_verify_files(segs.paths, segs.n, &res);
+		bad = audit_verify_files_expect(segs.paths, segs.n, a.expect, a.nexpect, &res);
 	else
-		bad = audit_verify_files(a.files, a.nfiles, &res);
+		bad = audit_verify_files_expect(a.files, a.nfiles, a.expect, a.nexpect, &res);
 	if (a.json)
 		print_result_json(&res, !bad);
 	else
@@ -390,7 +406,8 @@ static int do_audit_help(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("usage: agentctl audit verify [--json] [--dir DIR | FILE...]\n"
+	printf("usage: agentctl audit verify [--json] [--expect SEQ[:HASH]]... [--dir DIR | "
+	       "FILE...]\n"
 	       "       agentctl audit query [--dir DIR | FILE...] [FILTERS]\n"
 	       "       agentctl audit follow [--dir DIR | --socket PATH] [FILTERS]\n"
 	       "follow subscribes to agentd's stream socket (--socket, default $AGENTD_STREAM,\n"
@@ -400,7 +417,9 @@ static int do_audit_help(int argc, char **argv)
 	       "TIME\n"
 	       "TIME is RFC 3339 (2024-05-01, 2024-05-01T12:00:00Z, ...+02:00); DIR defaults to "
 	       "%s\n"
-	       "verify exits 0 when the log is intact, 1 when it was tampered with\n",
+	       "verify exits 0 when the log is intact, 1 when it was tampered with (or a\n"
+	       "checkpoint --expect SEQ:HASH, noted from an earlier verify, no longer holds: the\n"
+	       "log was rewritten or cut), 3 when it cannot be read\n",
 	       DEFAULT_STREAM, DEFAULT_DIR);
 	return 0;
 }

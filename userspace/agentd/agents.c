@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "rules.h"
 #include "services.h"
+#include "stream.h"
 
 #define KILL_WAIT_MS 5000
 
@@ -585,6 +586,8 @@ static json_t *do_status(struct daemon *d, const struct control_request *req)
 				      d->o->control, "state_dir", d->o->state_dir, "pin_dir",
 				      d->o->pin_dir, "audit_dir", d->audit_dir, "cgroup", d->cgroup,
 				      "partial", !d->lsm));
+	json_object_set_new(json_object_get(reply, "daemon"), "stream",
+			    json_string(stream_path(d)));
 	json_object_set_new(reply, "kernel", kernel_json(d));
 	json_object_set_new(reply, "layers",
 			    json_pack("{s:s, s:s, s:s, s:s, s:s}", "files", layer(d), "exec",
