@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -38,16 +39,28 @@ struct env {
 	struct proc *agentd;
 };
 
-static void start_agentd(struct env *e)
+/* agentd --allow-partial on the test's paths, and --stream PATH --stream-group G when given. */
+static void start_agentd_with(struct env *e, const char *stream, const char *group)
 {
 	const char *ready[] = { "agentd: ready", NULL };
-	char *argv[] = { "agentd",	"--control",	   e->control,	"--state-dir", e->state,
-			 "--audit-dir", e->audit,	   "--pin-dir", e->pins,       "--cgroup",
-			 e->cgroup,	"--allow-partial", NULL };
+	char *argv[17] = { "agentd", "--control",   e->control, "--state-dir",
+			   e->state, "--audit-dir", e->audit,	"--pin-dir",
+			   e->pins,  "--cgroup",    e->cgroup,	"--allow-partial" };
 
+	if (stream) {
+		argv[12] = "--stream";
+		argv[13] = (char *)stream;
+		argv[14] = "--stream-group";
+		argv[15] = (char *)group;
+	}
 	e->agentd = proc_start(argv);
 	if (!proc_wait_line(e->agentd, WAIT_MS, ready))
 		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
+}
+
+static void start_agentd(struct env *e)
+{
+	start_agentd_with(e, NULL, NULL);
 }
 
 static struct env *setup(void)
@@ -460,6 +473,81 @@ TEST(stream_drops_a_stalled_subscriber_and_the_file_keeps_everything)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "verify", "--dir", e->audit, "--expect",
 			       "999999999", NULL),
 		  1);
+}
+
+/* As uid 65534 in group gid only: subscribes, says so on ready, then waits for an agent-add.
+ * Exit 0: got it; 1: connect refused (EACCES); other: something else went wrong. */
+struct as_nobody {
+	const char *stream;
+	gid_t gid;
+	int ready;
+};
+
+static int subscribe_as_nobody(void *arg)
+{
+	struct as_nobody *n = arg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[4096];
+	ssize_t r;
+	int fd;
+
+	if (setgroups(0, NULL) || setgid(n->gid) || setuid(65534))
+		return 100;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", n->stream);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return errno == EACCES ? 1 : 101;
+	if (dprintf(fd, "kind=lifecycle\n") < 0 || write(n->ready, "r", 1) != 1)
+		return 102;
+	while ((r = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[r] = '\0';
+		if (strstr(buf, "agent-add"))
+			return 0;
+	}
+	return 103;
+}
+
+TEST(stream_group_lets_its_members_subscribe)
+{
+	struct env *e = setup();
+	char stream[PATH_MAX + 16], out[4096];
+	struct as_nobody n = { .stream = stream };
+	int pipefd[2], status;
+	struct stat st;
+	pid_t pid;
+	char c;
+
+	snprintf(stream, sizeof(stream), "%s/audit-run/audit.sock", e->dir);
+	ASSERT_OK(chmod(e->dir, 0755));
+	start_agentd_with(e, stream, "nogroup");
+	ASSERT_OK(stat(stream, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0660);
+	ASSERT_EQ(st.st_gid, 65534);
+	/* Not in the group: the socket's mode refuses. */
+	n.gid = 12345;
+	n.ready = -1;
+	ASSERT_EQ(run_in_cgroup(NULL, subscribe_as_nobody, &n, NULL), 1);
+	/* In the group: subscribed, and records come. */
+	ASSERT_OK(pipe2(pipefd, O_CLOEXEC));
+	n.gid = 65534;
+	n.ready = pipefd[1];
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0)
+		_exit(subscribe_as_nobody(&n));
+	close(pipefd[1]);
+	if (read(pipefd[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		FAIL("the subscriber in the group did not subscribe: exit %d", WEXITSTATUS(status));
+	}
+	if (agentctl_run(out, sizeof(out), "agent", "add", "t-grp", "--policy", e->policy, NULL)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		FAIL("agent add: %s", out);
+	}
+	ASSERT_OK(waitpid(pid, &status, 0));
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(audit_follow_uses_the_stream_when_agentd_is_up)

@@ -112,6 +112,7 @@ static int enable_limits(struct daemon *d)
 
 static int parent_cgroup(struct daemon *d)
 {
+	char real[PATH_MAX];
 	int fd, err;
 
 	if (d->o->cgroup) {
@@ -129,6 +130,13 @@ static int parent_cgroup(struct daemon *d)
 		log_err("creating cgroup %s: %s\n", d->cgroup, strerror(-err));
 		return err;
 	}
+	/* Canonical, so that attach can tell by path which cgroups are agentd's. */
+	if (!realpath(d->cgroup, real)) {
+		err = -errno;
+		log_err("cgroup %s: %s\n", d->cgroup, strerror(-err));
+		return err;
+	}
+	snprintf(d->cgroup, sizeof(d->cgroup), "%s", real);
 	err = enable_limits(d);
 	if (err)
 		return err;

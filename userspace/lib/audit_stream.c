@@ -18,6 +18,7 @@
 
 #define DEFAULT_CAP (1U << 20)
 #define FILTER_MAX 512
+#define SUBS_MAX 64 /* each may hold buf_cap bytes: a bound on what subscribers cost */
 
 struct sub {
 	int fd;
@@ -192,6 +193,11 @@ static int accept_one(struct audit_stream *s)
 
 	if (fd < 0)
 		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
+	if (s->n == SUBS_MAX) {
+		send(fd, "error: too many subscribers\n", 28, MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(fd);
+		return 1;
+	}
 	sub = calloc(1, sizeof(*sub));
 	subs = realloc(s->subs, (s->n + 1) * sizeof(*subs));
 	if (subs)
