@@ -454,6 +454,10 @@ static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct con
 			"%s: agents already sit at %d distinct cgroup depths, the most the BPF "
 			"programs look at; attach a cgroup at a depth in use",
 			real, AGENTD_MAX_AGENT_LEVELS);
+	if (err == -ELOOP)
+		return error(req, CONTROL_E_LIMIT,
+			     "%s is deeper than the %d cgroup levels agents may sit at", real,
+			     AGENTD_MAX_CGROUP_LEVEL);
 	if (err)
 		return error(req, CONTROL_E_FAILED, "%s %s: %s", doing, real, strerror(-err));
 	snprintf(a->st.cgroups[a->st.ncgroups++], sizeof(a->st.cgroups[0]), "%s", real);
