@@ -5,6 +5,7 @@
  * what an attached process is checked against (a loopback connect allowed before the attach is
  * refused with EPERM after it). Every process, cgroup, pin and file is removed on every exit.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -300,7 +301,8 @@ static int worker_connect(struct worker *w, int port)
 }
 
 /* Whether the process's cgroup v2 is path. */
-static bool in_cgroup(pid_t pid, const char *path)
+/* 1 when the process's cgroup v2 is path, 0 when not, -1 when the process is gone. */
+static int cgroup_is(pid_t pid, const char *path)
 {
 	char root[PATH_MAX], file[64], line[PATH_MAX], want[PATH_MAX + 8];
 	bool found = false;
@@ -310,11 +312,22 @@ static bool in_cgroup(pid_t pid, const char *path)
 	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
 	snprintf(want, sizeof(want), "0::%s\n", path + strlen(root));
 	f = fopen(file, "re");
+	if (!f && errno == ENOENT)
+		return -1;
 	ASSERT(f);
 	while (!found && fgets(line, sizeof(line), f))
 		found = !strcmp(line, want);
 	fclose(f);
 	return found;
+}
+
+static bool in_cgroup(pid_t pid, const char *path)
+{
+	int r = cgroup_is(pid, path);
+
+	if (r < 0)
+		FAIL("process %d is gone", pid);
+	return r;
 }
 
 /* Denied connects from inside an agent until told to stop; how many in *count. */
@@ -661,6 +674,126 @@ TEST(attach_pid_moves_the_process_and_its_children_under_the_network_rules)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-other", "--pid", "999999999", NULL),
 		  2);
 	close(lfd);
+}
+
+/* Forks until told to stop: every fifth child stays (blocked on a pipe, 600 at most), the
+ * others exit at once. Says "s" on done when it has stopped forking. */
+struct forker {
+	volatile int stop;
+	volatile int kept;
+};
+
+static void forker_loop(struct forker *f, int done)
+{
+	int hold[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(hold))
+		_exit(1);
+	for (int i = 0; !f->stop; i++) {
+		bool keep = i % 5 == 0 && f->kept < 600;
+
+		pid = fork();
+		if (pid == 0) {
+			if (!keep)
+				_exit(0);
+			close(hold[1]);
+			(void)!read(hold[0], &c, 1);
+			_exit(0);
+		}
+		if (pid > 0 && keep)
+			f->kept++;
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	(void)!write(done, "s", 1);
+	pause();
+	_exit(0);
+}
+
+static void kill_group(void *arg)
+{
+	kill(-*(pid_t *)arg, SIGKILL);
+	free(arg);
+}
+
+/* The pids whose ancestry reaches root, in out (at most max). */
+static int descendants(pid_t root, pid_t *out, int max)
+{
+	static struct {
+		int pid, ppid;
+	} t[32768];
+	char path[64], buf[512], *p;
+	struct dirent *de;
+	int n = 0, k = 0, i, j, cur, depth;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	ASSERT(d);
+	while ((de = readdir(d)) && n < 32768) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", atoi(de->d_name));
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+		    sscanf(p + 1, " %*c %d", &t[n].ppid) == 1)
+			t[n++].pid = atoi(de->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	for (i = 0; i < n && k < max; i++) {
+		for (cur = t[i].pid, depth = 0; cur > 1 && cur != root && depth < 64; depth++) {
+			for (j = 0; j < n && t[j].pid != cur; j++)
+				;
+			cur = j < n ? t[j].ppid : 0;
+		}
+		if (cur == root)
+			out[k++] = t[i].pid;
+	}
+	return k;
+}
+
+TEST(attach_pid_leaves_no_child_behind_while_the_tree_forks)
+{
+	struct env *e = setup();
+	char out[8192], cg[PATH_MAX + 64], pid_s[16], c;
+	struct forker *f =
+		mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid, *pgid = malloc(sizeof(*pgid)), tree[1024];
+	int done[2], n, i;
+
+	ASSERT(f != MAP_FAILED && pgid);
+	start_agentd(e);
+	add_agent(e, "t-fork");
+	snprintf(cg, sizeof(cg), "%s/t-fork", e->cgroup);
+	ASSERT_OK(pipe2(done, O_CLOEXEC));
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		setpgid(0, 0);
+		forker_loop(f, done[1]);
+	}
+	setpgid(pid, pid);
+	*pgid = pid;
+	test_defer(kill_group, pgid);
+	snprintf(pid_s, sizeof(pid_s), "%d", pid);
+	/* Attached while it forks. */
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-fork", "--pid", pid_s,
+			       "--allow-partial", NULL),
+		  0);
+	f->stop = 1;
+	ASSERT_EQ(read(done[0], &c, 1), 1);
+	n = descendants(pid, tree, 1024);
+	ASSERT(n >= 1);
+	/* Every member of the tree, kept children included, is inside (those that exited are
+	 * zombies or gone: a zombie's cgroup file still reads). */
+	for (i = 0; i < n; i++)
+		if (!cgroup_is(tree[i], cg))
+			FAIL("process %d of the tree (%d kept children) is outside %s: %s", tree[i],
+			     f->kept, cg, out);
 }
 
 /* The pins of the cgroup programs attached to the cgroup at path. */
