@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "control.h"
 #include "harness.h"
+#include "state.h"
 
 static int parse(const char *json, struct control_request *req, struct control_error *err)
 {
@@ -268,4 +269,92 @@ TEST(control_replies)
 		  -EINVAL);
 	ASSERT_EQ(reply("{\"id\": null, \"ok\": true}", 1, &err, &body), -EINVAL);
 	ASSERT_EQ(reply("{\"id\": \"1\", \"ok\": true}", 1, &err, &body), -EINVAL);
+}
+
+TEST(control_attach_and_detach)
+{
+	struct control_request req;
+	struct control_error err;
+
+	ASSERT_EQ(parse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\", \"pid\": 4194304, "
+			"\"allow_partial\": true}",
+			&req, &err),
+		  0);
+	ASSERT_EQ(req.cmd, CONTROL_AGENT_ATTACH);
+	ASSERT_EQ(req.pid, 4194304);
+	ASSERT(req.allow_partial);
+	ASSERT_EQ(
+		parse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\", \"cgroup\": \"/c\"}",
+		      &req, &err),
+		0);
+	ASSERT_STREQ(req.cgroup, "/c");
+	ASSERT(!req.allow_partial && !req.pid);
+	ASSERT_EQ(
+		parse("{\"id\": 1, \"cmd\": \"agent.detach\", \"name\": \"a\", \"cgroup\": \"/c\"}",
+		      &req, &err),
+		0);
+	ASSERT_EQ(req.cmd, CONTROL_AGENT_DETACH);
+	/* Exactly one of pid and cgroup; each checked; detach takes a cgroup only. */
+	refuse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\"}", CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\", \"pid\": 2, \"cgroup\": "
+	       "\"/c\"}",
+	       CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\", \"pid\": 0}",
+	       CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\", \"pid\": 4194305}",
+	       CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\", \"pid\": \"7\"}",
+	       CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\", \"cgroup\": \"c\"}",
+	       CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.attach\", \"name\": \"a\", \"pid\": 2, "
+	       "\"allow_partial\": 1}",
+	       CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.detach\", \"name\": \"a\"}", CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.detach\", \"name\": \"a\", \"pid\": 2}",
+	       CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.detach\", \"name\": \"a\", \"cgroup\": \"/c\", "
+	       "\"allow_partial\": true}",
+	       CONTROL_E_REQUEST);
+	refuse("{\"id\": 1, \"cmd\": \"agent.attach\", \"pid\": 2}", CONTROL_E_REQUEST);
+}
+
+TEST(state_attached_cgroups)
+{
+	static struct agent_state s, again;
+	const char *base = "{\"name\": \"a\", \"id\": 2, \"policy\": \"/p\", \"tools\": \"\", "
+			   "\"vars\": {}, \"generation\": 3";
+	char buf[1024], *text;
+	json_t *doc;
+
+	snprintf(buf, sizeof(buf), "%s}", base);
+	ASSERT_EQ(agent_state_parse(buf, strlen(buf), &s), 0);
+	ASSERT_EQ(s.ncgroups, 0);
+	snprintf(buf, sizeof(buf), "%s, \"cgroups\": [\"/c/1\", \"/c/2\"]}", base);
+	ASSERT_EQ(agent_state_parse(buf, strlen(buf), &s), 0);
+	ASSERT_EQ(s.ncgroups, 2);
+	ASSERT_STREQ(s.cgroups[1], "/c/2");
+	doc = agent_state_json(&s);
+	text = json_dumps(doc, 0);
+	json_decref(doc);
+	ASSERT_EQ(agent_state_parse(text, strlen(text), &again), 0);
+	free(text);
+	ASSERT_EQ(again.ncgroups, 2);
+	ASSERT_STREQ(again.cgroups[0], "/c/1");
+	/* Refused: empty, relative, repeated, too many, not strings, unknown keys. */
+	static const char *const bad[] = {
+		"[]",
+		"[\"c\"]",
+		"[\"/c\", \"/c\"]",
+		"[\"/1\",\"/2\",\"/3\",\"/4\",\"/5\",\"/6\",\"/7\",\"/8\",\"/9\"]",
+		"[1]",
+		"\"/c\"",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s, \"cgroups\": %s}", base, bad[i]);
+		if (!agent_state_parse(buf, strlen(buf), &s))
+			FAIL("accepted: %s", buf);
+	}
+	snprintf(buf, sizeof(buf), "%s, \"cgroup\": [\"/c\"]}", base);
+	ASSERT(agent_state_parse(buf, strlen(buf), &s));
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -22,15 +23,20 @@
 #include "log.h"
 
 #define DEFAULT_DIR "/var/lib/agentd/audit"
+#define DEFAULT_STREAM "/run/agentd/audit.sock"
+#define EXPECT_MAX 16
 
 struct args {
 	const char *dir;
+	bool dir_given;
 	const char *socket;
 	bool json;
 	struct audit_filter filter;
 	char filter_line[512]; /* the same filter, as a stream subscriber sends it */
 	char **files;
 	int nfiles;
+	struct audit_expect expect[EXPECT_MAX]; /* verify --expect */
+	size_t nexpect;
 };
 
 enum {
@@ -41,7 +47,8 @@ enum {
 	OPT_KIND,
 	OPT_DECISION,
 	OPT_SINCE,
-	OPT_UNTIL
+	OPT_UNTIL,
+	OPT_EXPECT
 };
 
 static const struct option options[] = {
@@ -53,6 +60,7 @@ static const struct option options[] = {
 	{ "decision", required_argument, NULL, OPT_DECISION },
 	{ "since", required_argument, NULL, OPT_SINCE },
 	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "expect", required_argument, NULL, OPT_EXPECT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -88,6 +96,15 @@ static int parse_args(int argc, char **argv, struct args *a, bool filters)
 		else if (filters && c >= OPT_AGENT && c <= OPT_UNTIL) {
 			if (add_filter(a, keys[c - OPT_AGENT], optarg))
 				return -EINVAL;
+		} else if (!filters && c == OPT_EXPECT) {
+			if (a->nexpect == EXPECT_MAX ||
+			    audit_expect_parse(optarg, &a->expect[a->nexpect])) {
+				log_err("bad --expect '%s': SEQ or SEQ:HASH (64 hex digits), at "
+					"most %d\n",
+					optarg, EXPECT_MAX);
+				return -EINVAL;
+			}
+			a->nexpect++;
 		} else {
 			log_err("audit %s: unknown option '%s'\n", argv[0], argv[optind - 1]);
 			return -EINVAL;
@@ -95,6 +112,7 @@ static int parse_args(int argc, char **argv, struct args *a, bool filters)
 	}
 	a->files = argv + optind;
 	a->nfiles = argc - optind;
+	a->dir_given = a->dir;
 	if (a->dir && (a->socket || a->nfiles)) {
 		log_err("audit %s: --dir excludes --socket and files\n", argv[0]);
 		return -EINVAL;
@@ -137,6 +155,8 @@ static void print_result(const struct audit_verify_result *r, bool ok, size_t fi
 	printf("intact: %zu files, %llu records, seq %llu..%llu, last hash %s\n", files,
 	       (unsigned long long)r->records, (unsigned long long)r->first_seq,
 	       (unsigned long long)r->last_seq, r->last_hash);
+	printf("checkpoint (keep it where the log's writer cannot reach): --expect %llu:%s\n",
+	       (unsigned long long)r->last_seq, r->last_hash);
 	if (r->head_missing)
 		printf("note: the log begins at a segment-start: older segments were removed\n");
 	if (r->torn_tail)
@@ -167,9 +187,9 @@ static int do_verify(int argc, char **argv)
 	if (a.dir && list(&a, &segs))
 		return EXIT_FAIL;
 	if (a.dir)
-		bad = audit_verify_files(segs.paths, segs.n, &res);
+		bad = audit_verify_files_expect(segs.paths, segs.n, a.expect, a.nexpect, &res);
 	else
-		bad = audit_verify_files(a.files, a.nfiles, &res);
+		bad = audit_verify_files_expect(a.files, a.nfiles, a.expect, a.nexpect, &res);
 	if (a.json)
 		print_result_json(&res, !bad);
 	else
@@ -306,55 +326,101 @@ static int follow_dir(const struct args *a)
 	}
 }
 
-static int follow_socket(const struct args *a)
+int stream_subscribe(const char *path, const char *filter_line)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    dprintf(fd, "%s\n", filter_line) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+const char *stream_default_path(const char *control)
+{
+	static char path[PATH_MAX];
+	char copy[PATH_MAX];
+
+	if (getenv("AGENTD_STREAM"))
+		return getenv("AGENTD_STREAM");
+	if (!control)
+		control = getenv("AGENTD_CONTROL");
+	if (!control)
+		return DEFAULT_STREAM;
+	/* agentd's default: audit.sock beside the control socket */
+	snprintf(copy, sizeof(copy), "%s", control);
+	snprintf(path, sizeof(path), "%s/audit.sock", dirname(copy));
+	return path;
+}
+
+static int follow_fd(int fd, const char *path)
+{
 	char buf[65536];
 	ssize_t n;
-	int fd;
 
-	if (strlen(a->socket) >= sizeof(sun.sun_path)) {
-		log_err("socket path too long: %s\n", a->socket);
-		return EXIT_USAGE;
-	}
-	strcpy(sun.sun_path, a->socket);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    dprintf(fd, "%s\n", a->filter_line) < 0) {
-		log_err("cannot subscribe to %s: %s\n", a->socket, strerror(errno));
-		return EXIT_FAIL;
-	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		fwrite(buf, 1, n, stdout);
 		fflush(stdout);
 	}
 	close(fd);
-	log_err("%s closed the stream\n", a->socket);
+	log_err("%s closed the stream: agentd stopped, or this reader fell behind and was "
+		"dropped (a loss record says so; resume from the log by seq)\n",
+		path);
 	return EXIT_FAIL;
 }
 
+/* The stream when agentd is up; the live file when it is not (or with --dir). */
 static int do_follow(int argc, char **argv)
 {
+	const char *path;
 	struct args a;
+	int fd;
 
 	if (parse_args(argc, argv, &a, true) || a.nfiles)
 		return EXIT_USAGE;
-	return a.socket ? follow_socket(&a) : follow_dir(&a);
+	if (a.dir_given)
+		return follow_dir(&a);
+	path = a.socket ? a.socket : stream_default_path(NULL);
+	fd = stream_subscribe(path, a.filter_line);
+	if (fd >= 0)
+		return follow_fd(fd, path);
+	if (a.socket || (fd != -ENOENT && fd != -ECONNREFUSED)) {
+		log_err("cannot subscribe to %s: %s\n", path, strerror(-fd));
+		return EXIT_FAIL;
+	}
+	log_info("no audit stream at %s (agentd is not running): following %s\n", path, a.dir);
+	return follow_dir(&a);
 }
 
 static int do_audit_help(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("usage: agentctl audit verify [--json] [--dir DIR | FILE...]\n"
+	printf("usage: agentctl audit verify [--json] [--expect SEQ[:HASH]]... [--dir DIR | "
+	       "FILE...]\n"
 	       "       agentctl audit query [--dir DIR | FILE...] [FILTERS]\n"
 	       "       agentctl audit follow [--dir DIR | --socket PATH] [FILTERS]\n"
+	       "follow subscribes to agentd's stream socket (--socket, default $AGENTD_STREAM,\n"
+	       "else audit.sock beside $AGENTD_CONTROL, else %s) when agentd\n"
+	       "is up, else follows DIR/audit.log; --dir always follows the file\n"
 	       "FILTERS: --agent ID|NAME --kind KIND --decision allow|deny --since TIME --until "
 	       "TIME\n"
 	       "TIME is RFC 3339 (2024-05-01, 2024-05-01T12:00:00Z, ...+02:00); DIR defaults to "
 	       "%s\n"
-	       "verify exits 0 when the log is intact, 1 when it was tampered with\n",
-	       DEFAULT_DIR);
+	       "verify exits 0 when the log is intact, 1 when it was tampered with (or a\n"
+	       "checkpoint --expect SEQ:HASH, noted from an earlier verify, no longer holds: the\n"
+	       "log was rewritten or cut), 3 when it cannot be read\n",
+	       DEFAULT_STREAM, DEFAULT_DIR);
 	return 0;
 }
 

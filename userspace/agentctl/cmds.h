@@ -16,6 +16,14 @@ int want_json(int argc, char **argv);
 int do_policy(int argc, char **argv);
 /* agentctl audit verify|query|follow (audit.c) */
 int do_audit(int argc, char **argv);
+/* The audit stream socket: $AGENTD_STREAM, else audit.sock beside the control socket (control,
+ * else $AGENTD_CONTROL, else /run/agentd). A subscription with its filter line sent: the fd, or
+ * -errno (audit.c). */
+const char *stream_default_path(const char *control);
+int stream_subscribe(const char *path, const char *filter_line);
+/* attach NAME [--pid PID | --cgroup PATH] | detach NAME --cgroup PATH (attach.c) */
+int do_attach(int argc, char **argv);
+int do_detach(int argc, char **argv);
 /* The daemon's nouns, over the control socket (client.c): agent.c, run.c, kill.c, status.c;
  * policy reload in policy.c. */
 int do_agent(int argc, char **argv);

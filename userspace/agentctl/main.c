@@ -54,6 +54,18 @@ static const struct cmd {
 	  "run NAME [--user USER] [--cwd DIR] -- CMD [ARGS...]   CMD inside the agent from its\n"
 	  "                   first instruction; exits with CMD's status (128+N: killed by N)" },
 	{ "kill", do_kill, "kill NAME        SIGKILL every process of the agent (it stays)" },
+	{ "attach", do_attach,
+	  "attach NAME      live view: one line per decision or tool call of the agent, as it\n"
+	  "                   happens, until interrupted (--json: the audit records; --socket "
+	  "PATH)\n"
+	  "  attach NAME --pid PID [--allow-partial]   move a running process and its\n"
+	  "                   descendants into the agent's cgroup\n"
+	  "  attach NAME --cgroup PATH [--allow-partial]   put a cgroup (a container's) under\n"
+	  "                   the agent's policy (no resource limits); kept across restarts\n"
+	  "                   without BPF LSM only network rules hold: refused (exit 1) unless\n"
+	  "                   --allow-partial; the reply names the layers that hold" },
+	{ "detach", do_detach,
+	  "detach NAME --cgroup PATH   give an attached cgroup back (agent rm does too)" },
 	{ "status", do_status,
 	  "status           the daemon, kernel features, which layer enforces what, agents" },
 	{ "policy", do_policy,
@@ -76,9 +88,11 @@ static int do_help(int argc, char **argv)
 		printf("  %s\n", cmds[i].help);
 	printf("\nevery command takes --json; daemon commands take --control PATH (default\n"
 	       "$AGENTD_CONTROL, else /run/agentd/control.sock)\n");
-	printf("\nexit status: 0 success, 1 the answer is no (invalid policy, no such agent,\n"
-	       "agent exists, not root), 2 usage, 3 failure (daemon unreachable, kernel refused);\n"
-	       "run: the command's own status\n");
+	printf("\nexit status: 0 success, 1 the answer is no (invalid policy, no such agent or\n"
+	       "process, agent exists, not root, attach refused as partial or over a limit), 2 "
+	       "usage,\n"
+	       "3 failure (daemon unreachable, kernel refused; attach NAME: the stream ended);\n"
+	       "run: the command's own status; attach NAME (live view) runs until interrupted\n");
 	return 0;
 }
 

@@ -34,6 +34,8 @@ struct options {
 	const char *state_dir;
 	const char *cgroup; /* parent of every agent's cgroup; NULL: <cgroup2>/agentd */
 	bool allow_partial;
+	const char *stream; /* the audit stream socket; NULL: audit.sock beside control */
+	const char *stream_group; /* NULL: root only */
 	bool verbose;
 	char audit_buf[4096];
 };

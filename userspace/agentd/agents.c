@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "rules.h"
 #include "services.h"
+#include "stream.h"
 
 #define KILL_WAIT_MS 5000
 
@@ -279,6 +280,13 @@ static json_t *agent_json(struct daemon *d, const struct agent *a)
 			vars, "generation", (json_int_t)a->st.generation, "drops",
 			(json_int_t)drops, "limits_not_enforced", a->limits_missing, "expired",
 			a->expired);
+	if (obj && a->st.ncgroups) {
+		json_t *cgs = json_array();
+
+		for (i = 0; cgs && i < a->st.ncgroups; i++)
+			json_array_append_new(cgs, json_string(a->st.cgroups[i]));
+		json_object_set_new(obj, "attached_cgroups", cgs);
+	}
 	if (obj)
 		services_agent_json(d, a, obj);
 	return obj;
@@ -408,6 +416,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 			     strerror(-err));
 	/* Empty now: the order of what follows no longer matters to any task. */
 	enforcer_remove_cgroup(d->e, a->cgroup);
+	attach_release(d, a);
 	rules_remove(d->e, a->st.id);
 	if (rmdir(a->cgroup) && errno != ENOENT)
 		log_warn("removing cgroup %s: %s, ignoring\n", a->cgroup, strerror(errno));
@@ -577,6 +586,8 @@ static json_t *do_status(struct daemon *d, const struct control_request *req)
 				      d->o->control, "state_dir", d->o->state_dir, "pin_dir",
 				      d->o->pin_dir, "audit_dir", d->audit_dir, "cgroup", d->cgroup,
 				      "partial", !d->lsm));
+	json_object_set_new(json_object_get(reply, "daemon"), "stream",
+			    json_string(stream_path(d)));
 	json_object_set_new(reply, "kernel", kernel_json(d));
 	json_object_set_new(reply, "layers",
 			    json_pack("{s:s, s:s, s:s, s:s, s:s}", "files", layer(d), "exec",
@@ -585,6 +596,15 @@ static json_t *do_status(struct daemon *d, const struct control_request *req)
 	json_object_set_new(reply, "agents", agents_json(d));
 	services_status_json(d, reply);
 	return reply;
+}
+
+static json_t *do_attach(struct daemon *d, const struct control_request *req)
+{
+	struct agent *a = find(d, req->name);
+
+	if (!a)
+		return error(req, CONTROL_E_NOENT, "no agent %s", req->name);
+	return attach_handle(d, a, req);
 }
 
 json_t *agents_handle(void *ctx, const struct control_request *req)
@@ -604,6 +624,9 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 		return do_kill(d, req);
 	case CONTROL_POLICY_RELOAD:
 		return do_reload(d, req);
+	case CONTROL_AGENT_ATTACH:
+	case CONTROL_AGENT_DETACH:
+		return do_attach(d, req);
 	default:
 		return do_status(d, req);
 	}
@@ -664,6 +687,7 @@ static int adopt_one(void *ctx, const struct agent_state *st)
 		return 0;
 	}
 	d->agents[a->st.id] = a;
+	attach_adopt(d, a);
 	log_info("agent %s re-adopted: id %u, cgroup %s, generation %u\n", a->st.name, a->st.id,
 		 a->cgroup, a->st.generation);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-adopt", a, "cgroup=%s gen=%u", a->cgroup,

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "server.h"
 #include "services.h"
+#include "stream.h"
 
 #define POLL_MS 100
 #define EVENTS_PER_PASS 4096
@@ -69,6 +70,7 @@ static int check_layers(struct daemon *d)
 
 static int open_audit(struct daemon *d)
 {
+	struct audit_writer_opts wo = { .committed = stream_committed, .ctx = d };
 	int err;
 
 	if (mkdir(d->o->state_dir, 0700) && errno != EEXIST) {
@@ -80,7 +82,10 @@ static int open_audit(struct daemon *d)
 	if (!d->o->audit_dir)
 		strncat(d->audit_dir, "/audit", sizeof(d->audit_dir) - strlen(d->audit_dir) - 1);
 	d->sink.mono_to_real_ns = audit_mono_to_real_ns();
-	err = audit_writer_open(&d->sink.audit, d->audit_dir, NULL);
+	err = stream_open(d);
+	if (err)
+		return err;
+	err = audit_writer_open(&d->sink.audit, d->audit_dir, &wo);
 	if (err)
 		log_err("audit log in %s: %s\n", d->audit_dir, strerror(-err));
 	return err;
@@ -107,6 +112,7 @@ static int enable_limits(struct daemon *d)
 
 static int parent_cgroup(struct daemon *d)
 {
+	char real[PATH_MAX];
 	int fd, err;
 
 	if (d->o->cgroup) {
@@ -124,6 +130,13 @@ static int parent_cgroup(struct daemon *d)
 		log_err("creating cgroup %s: %s\n", d->cgroup, strerror(-err));
 		return err;
 	}
+	/* Canonical, so that attach can tell by path which cgroups are agentd's. */
+	if (!realpath(d->cgroup, real)) {
+		err = -errno;
+		log_err("cgroup %s: %s\n", d->cgroup, strerror(-err));
+		return err;
+	}
+	snprintf(d->cgroup, sizeof(d->cgroup), "%s", real);
 	err = enable_limits(d);
 	if (err)
 		return err;
@@ -213,9 +226,11 @@ static int serve(struct daemon *d, struct server *srv)
 			log_err("poll: %s\n", strerror(errno));
 			return -errno;
 		}
-		server_service(srv, fds, n - 1);
+		/* The services first: a stream subscriber that came before a request that makes
+		 * records is listening when they are published. */
 		if (fds[n - 1].revents)
 			loop_dispatch(d->loop);
+		server_service(srv, fds, n - 1);
 		/* The programs wake nobody per event: the ring buffer is read every pass, a
 		 * bounded number of events at a time (-EAGAIN: more are waiting). */
 		d->sink.used = 0;
@@ -226,6 +241,7 @@ static int serve(struct daemon *d, struct server *srv)
 			return err;
 		}
 		report_drops(d, false);
+		stream_tick(d);
 		err = audit_writer_tick(d->sink.audit);
 		if (err)
 			log_err("audit log: %s\n", strerror(-err));
@@ -297,6 +313,7 @@ out:
 	enforcer_destroy(d->e);
 	if (audit_writer_close(d->sink.audit) && !err)
 		err = -EIO;
+	stream_close(d);
 	loop_free(d->loop);
 	free(d);
 	return err;

@@ -37,6 +37,7 @@ struct daemon {
 	struct loss_tracker loss;
 	__u64 next_loss_check_ns;
 	char limits_missing[64]; /* controllers cgroup v2 does not offer here */
+	struct stream *stream; /* the live audit stream (stream.c) */
 };
 
 /* Re-adopts the agents of the state directory (their cgroups and pinned rules). */
@@ -49,6 +50,13 @@ json_t *agents_handle(void *ctx, const struct control_request *req);
 void agents_free(struct daemon *d);
 /* Kills the processes of every agent past its wall-clock deadline (called every second). */
 void agents_enforce_deadlines(struct daemon *d);
+
+/* agent.attach and agent.detach for agent a (attach.c). */
+json_t *attach_handle(struct daemon *d, struct agent *a, const struct control_request *req);
+/* A re-adopted agent's attached cgroups: programs and registration again (gone ones forgotten). */
+void attach_adopt(struct daemon *d, struct agent *a);
+/* Detaches every attached cgroup of a (agent rm): their processes go on, no longer the agent's. */
+void attach_release(struct daemon *d, struct agent *a);
 
 /* A policy or lifecycle audit record about agent a (NULL: the daemon). */
 void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const struct agent *a,

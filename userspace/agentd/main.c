@@ -41,7 +41,8 @@ static void usage(FILE *out)
 		"       agentd --agent-cgroup PATH --policy FILE [--var NAME=VALUE]...\n"
 		"              [--tools FILE] [--audit-dir DIR] [-v]\n"
 		"       agentd [--control PATH] [--state-dir DIR] [--audit-dir DIR]\n"
-		"              [--pin-dir DIR] [--cgroup DIR] [--allow-partial] [-v]\n"
+		"              [--pin-dir DIR] [--cgroup DIR] [--allow-partial]\n"
+		"              [--stream PATH] [--stream-group GROUP] [-v]\n"
 		"       agentd --teardown\n"
 		"\n"
 		"  --probe           report what this kernel can enforce; exit 0 when BPF LSM\n"
@@ -67,6 +68,10 @@ static void usage(FILE *out)
 		"  --allow-partial   without BPF LSM, run with the network layer only (file, "
 		"exec,\n"
 		"                    socket and self-protection rules are then NOT ENFORCED)\n"
+		"  --stream PATH     the live audit stream socket (default: audit.sock beside\n"
+		"                    the control socket), root only (0600)\n"
+		"  --stream-group G  the stream socket is 0660 and group G's: its members may\n"
+		"                    subscribe (the socket's directory must let them in)\n"
 		"  SIGHUP reloads every agent's policy; SIGTERM stops, enforcement stays;\n"
 		"  decisions go to the audit log (and, with -v, one line each on stdout)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
@@ -91,6 +96,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "allow-partial", no_argument, NULL, 'a' },
+		{ "stream", required_argument, NULL, 'L' },
+		{ "stream-group", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -153,6 +160,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'a':
 			o->allow_partial = true;
 			break;
+		case 'L':
+			o->stream = optarg;
+			break;
+		case 'g':
+			o->stream_group = optarg;
+			break;
 		case 'v':
 			level = LOG_DEBUG;
 			o->verbose = true;
@@ -173,7 +186,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		o->state_dir = DEFAULT_STATE_DIR;
 	/* Without --agent-cgroup, policies come over the control socket, not the command line. */
 	if (optind != argc || (o->policy && o->ndeny) ||
-	    (!o->agent_cgroup && (o->policy || o->ndeny || o->nvars || o->tools))) {
+	    (!o->agent_cgroup && (o->policy || o->ndeny || o->nvars || o->tools)) ||
+	    (o->agent_cgroup && (o->stream || o->stream_group))) {
 		usage(stderr);
 		return -EINVAL;
 	}

@@ -223,6 +223,7 @@ enum audit_problem {
 	AUDIT_SEGMENT_NAME, /* the file name does not match the first record */
 	AUDIT_BAD_START, /* the log does not start with log-start or segment-start */
 	AUDIT_IO, /* unreadable */
+	AUDIT_CHECKPOINT, /* a record noted earlier (seq, hash) is gone or different: rewritten */
 };
 
 struct audit_verify_result {
@@ -240,6 +241,21 @@ struct audit_verify_result {
 
 /* Verifies the files in order (as audit_segments_list gives them). Returns 0 intact, 1 not. */
 int audit_verify_files(char *const *paths, size_t n, struct audit_verify_result *res);
+
+/*
+ * A checkpoint: record seq, as noted earlier (verify prints the last one), with the hash of its
+ * line ("" when only its presence is checked). The chain has no key, so a log rewritten
+ * wholesale verifies; a checkpoint kept where the writer cannot reach catches it.
+ */
+struct audit_expect {
+	__u64 seq;
+	char hash[AUDIT_HASH_HEX];
+};
+/* "SEQ" or "SEQ:HASH" (64 lowercase hex digits). Returns 0 or -EINVAL. */
+int audit_expect_parse(const char *s, struct audit_expect *x);
+/* audit_verify_files, and each checkpoint must hold: its record present, with its hash. */
+int audit_verify_files_expect(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
+			      struct audit_verify_result *res);
 /* The same over a memory buffer taken as the live file (the fuzz target's entry point). */
 int audit_verify_buffer(const char *name, const char *data, size_t len,
 			struct audit_verify_result *res);

@@ -18,6 +18,7 @@
 
 #define DEFAULT_CAP (1U << 20)
 #define FILTER_MAX 512
+#define SUBS_MAX 64 /* each may hold buf_cap bytes: a bound on what subscribers cost */
 
 struct sub {
 	int fd;
@@ -178,6 +179,12 @@ void audit_stream_publish(struct audit_stream *s, const char *lines, size_t len)
 	}
 }
 
+static int sub_read(struct audit_stream *s, struct sub *sub);
+
+/*
+ * Accepts one subscriber and reads the filter line it may have sent already, so that one who
+ * subscribed before a record was appended gets it. Returns 1, 0 when none waits, or -errno.
+ */
 static int accept_one(struct audit_stream *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -186,6 +193,11 @@ static int accept_one(struct audit_stream *s)
 
 	if (fd < 0)
 		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
+	if (s->n == SUBS_MAX) {
+		send(fd, "error: too many subscribers\n", 28, MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(fd);
+		return 1;
+	}
 	sub = calloc(1, sizeof(*sub));
 	subs = realloc(s->subs, (s->n + 1) * sizeof(*subs));
 	if (subs)
@@ -199,7 +211,9 @@ static int accept_one(struct audit_stream *s)
 	sub->fd = fd;
 	audit_filter_init(&sub->filter);
 	s->subs[s->n++] = sub;
-	return 0;
+	if (sub_read(s, sub))
+		sub_free(s, s->n - 1);
+	return 1;
 }
 
 /* Reads the filter line. Returns 0, or -errno when the subscriber must go. */
@@ -258,7 +272,8 @@ int audit_stream_service(struct audit_stream *s)
 		size_t at;
 
 		if (!sub) {
-			err = accept_one(s);
+			while ((err = accept_one(s)) > 0)
+				;
 			continue;
 		}
 		at = sub_index(s, sub);

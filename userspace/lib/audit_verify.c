@@ -273,6 +273,9 @@ struct verifier {
 	bool first_in_file;
 	char last_op[AUDIT_NAME_MAX];
 	__u64 remnant_line; /* first line of unparsable bytes awaiting a restart record */
+	const struct audit_expect *expect; /* checkpoints, met ones marked in met */
+	size_t nexpect;
+	bool *met;
 };
 
 static int problem(struct verifier *v, enum audit_problem p, __u64 line, __u64 seq, const char *fmt,
@@ -366,6 +369,24 @@ static int check_chain(struct verifier *v, const struct fields *f)
 	return 0;
 }
 
+/* The record just read (its hash in v->hash) against the checkpoints naming its seq. */
+static int check_expect(struct verifier *v, __u64 seq)
+{
+	size_t i;
+
+	for (i = 0; i < v->nexpect; i++) {
+		if (v->expect[i].seq != seq)
+			continue;
+		v->met[i] = true;
+		if (v->expect[i].hash[0] && strcmp(v->expect[i].hash, v->hash))
+			return problem(v, AUDIT_CHECKPOINT, v->line, seq,
+				       "record seq %llu hashes to %.16s..., the checkpoint says "
+				       "%.16s...: the log was rewritten from there on",
+				       (unsigned long long)seq, v->hash, v->expect[i].hash);
+	}
+	return 0;
+}
+
 static int verify_record(struct verifier *v, const char *line, size_t len)
 {
 	struct fields f;
@@ -396,6 +417,9 @@ static int verify_record(struct verifier *v, const char *line, size_t len)
 		v->res->records++;
 		v->res->last_seq = f.seq;
 		audit_hash_hex(line, len, v->hash);
+		bad = check_expect(v, f.seq);
+	}
+	if (!bad) {
 		snprintf(v->last_op, sizeof(v->last_op), "%s", f.op);
 		v->have_prev = true;
 		v->first_in_file = false;
@@ -472,21 +496,75 @@ static void verifier_init(struct verifier *v, struct audit_verify_result *res)
 	v->res = res;
 }
 
-int audit_verify_files(char *const *paths, size_t n, struct audit_verify_result *res)
+int audit_expect_parse(const char *s, struct audit_expect *x)
 {
+	char *end;
+
+	memset(x, 0, sizeof(*x));
+	if (*s < '1' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	x->seq = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!*end)
+		return 0;
+	if (*end != ':' || !is_hex64(end + 1))
+		return -EINVAL;
+	memcpy(x->hash, end + 1, AUDIT_HASH_HEX);
+	return 0;
+}
+
+/* A checkpoint whose record never came: cut from the end, or removed with old segments. */
+static int unmet(struct verifier *v, const struct audit_expect *x)
+{
+	struct audit_verify_result *res = v->res;
+
+	if (x->seq < res->first_seq)
+		return problem(v, AUDIT_CHECKPOINT, 0, x->seq,
+			       "record seq %llu is no longer in the log, which begins at seq %llu: "
+			       "the segment holding it was removed",
+			       (unsigned long long)x->seq, (unsigned long long)res->first_seq);
+	return problem(v, AUDIT_CHECKPOINT, 0, x->seq,
+		       "the log ends at seq %llu, before the checkpoint's seq %llu: records were "
+		       "removed from its end",
+		       (unsigned long long)res->last_seq, (unsigned long long)x->seq);
+}
+
+int audit_verify_files_expect(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
+			      struct audit_verify_result *res)
+{
+	bool *met = calloc(nx ? nx : 1, sizeof(*met));
 	struct verifier v;
 	size_t i;
+	int bad = 0;
 
 	verifier_init(&v, res);
-	for (i = 0; i < n; i++)
-		if (verify_file(&v, paths[i], i + 1 < n))
-			return 1;
-	if (!res->records) {
-		v.file = n ? paths[n - 1] : "";
-		return problem(&v, AUDIT_BAD_START, 0, 0, "no records");
+	if (!met) {
+		v.file = "";
+		return problem(&v, AUDIT_IO, 0, 0, "out of memory");
 	}
-	strcpy(res->last_hash, v.hash);
-	return 0;
+	v.expect = x;
+	v.nexpect = nx;
+	v.met = met;
+	for (i = 0; !bad && i < n; i++)
+		bad = verify_file(&v, paths[i], i + 1 < n);
+	if (!bad && !res->records) {
+		v.file = n ? paths[n - 1] : "";
+		bad = problem(&v, AUDIT_BAD_START, 0, 0, "no records");
+	}
+	for (i = 0; !bad && i < nx; i++)
+		if (!met[i])
+			bad = unmet(&v, &x[i]);
+	free(met);
+	if (!bad)
+		strcpy(res->last_hash, v.hash);
+	return bad;
+}
+
+int audit_verify_files(char *const *paths, size_t n, struct audit_verify_result *res)
+{
+	return audit_verify_files_expect(paths, n, NULL, 0, res);
 }
 
 int audit_verify_buffer(const char *name, const char *data, size_t len,
@@ -533,6 +611,7 @@ const char *audit_problem_name(enum audit_problem p)
 		[AUDIT_SEGMENT_NAME] = "segment-name",
 		[AUDIT_BAD_START] = "bad-start",
 		[AUDIT_IO] = "io",
+		[AUDIT_CHECKPOINT] = "checkpoint",
 	};
 
 	return p < sizeof(names) / sizeof(names[0]) ? names[p] : "unknown";

@@ -12,6 +12,9 @@
 #define ARG_POLICY (1U << 2)
 #define ARG_TOOLS (1U << 3)
 #define ARG_VARS (1U << 4)
+#define ARG_PID (1U << 5)
+#define ARG_CGROUP (1U << 6)
+#define ARG_PARTIAL (1U << 7)
 
 static const struct {
 	const char *name;
@@ -24,6 +27,8 @@ static const struct {
 	[CONTROL_AGENT_KILL] = { "agent.kill", ARG_NAME },
 	[CONTROL_POLICY_RELOAD] = { "policy.reload", ARG_NAME_OPT },
 	[CONTROL_STATUS] = { "status", 0 },
+	[CONTROL_AGENT_ATTACH] = { "agent.attach", ARG_NAME | ARG_PID | ARG_CGROUP | ARG_PARTIAL },
+	[CONTROL_AGENT_DETACH] = { "agent.detach", ARG_NAME | ARG_CGROUP },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
@@ -179,9 +184,33 @@ static int get_name(json_t *v, struct control_request *req, struct control_error
 	return 0;
 }
 
+static int get_pid(json_t *v, struct control_request *req, struct control_error *err)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > CONTROL_PID_MAX)
+		return fail(err, CONTROL_E_REQUEST, "\"pid\" must be an integer from 1 to %d",
+			    CONTROL_PID_MAX);
+	req->pid = json_integer_value(v);
+	return 0;
+}
+
+static int get_bool(json_t *v, const char *key, bool *out, struct control_error *err)
+{
+	if (!json_is_boolean(v))
+		return fail(err, CONTROL_E_REQUEST, "\"%s\" must be true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
+	if (!strcmp(key, "pid") && (allowed & ARG_PID))
+		return get_pid(v, req, err);
+	if (!strcmp(key, "cgroup") && (allowed & ARG_CGROUP))
+		return get_path(v, key, req->cgroup, err);
+	if (!strcmp(key, "allow_partial") && (allowed & ARG_PARTIAL))
+		return get_bool(v, key, &req->allow_partial, err);
 	if (!strcmp(key, "name") && (allowed & (ARG_NAME | ARG_NAME_OPT)))
 		return get_name(v, req, err);
 	if (!strcmp(key, "policy") && (allowed & ARG_POLICY))
@@ -248,6 +277,11 @@ static int get_fields(json_t *root, struct control_request *req, struct control_
 	if ((allowed & ARG_POLICY) && !req->policy[0])
 		return fail(err, CONTROL_E_REQUEST, "%s needs \"policy\"",
 			    control_cmd_name(req->cmd));
+	if (req->cmd == CONTROL_AGENT_ATTACH && !req->pid == !req->cgroup[0])
+		return fail(err, CONTROL_E_REQUEST,
+			    "agent.attach needs \"pid\" or \"cgroup\", not both");
+	if (req->cmd == CONTROL_AGENT_DETACH && !req->cgroup[0])
+		return fail(err, CONTROL_E_REQUEST, "agent.detach needs \"cgroup\"");
 	return 0;
 }
 
@@ -288,6 +322,12 @@ json_t *control_request_json(const struct control_request *req)
 		json_object_set_new(doc, "policy", json_string(req->policy));
 	if (req->tools[0])
 		json_object_set_new(doc, "tools", json_string(req->tools));
+	if (req->pid)
+		json_object_set_new(doc, "pid", json_integer(req->pid));
+	if (req->cgroup[0])
+		json_object_set_new(doc, "cgroup", json_string(req->cgroup));
+	if (req->allow_partial)
+		json_object_set_new(doc, "allow_partial", json_true());
 	if (req->nvars) {
 		vars = json_object();
 		for (i = 0; vars && i < req->nvars; i++)

@@ -18,6 +18,7 @@
 #define CONTROL_VARS_MAX 32
 #define CONTROL_VAR_NAME_MAX 63
 #define CONTROL_ID_MAX 9007199254740991LL /* 2^53 - 1: exact in every JSON reader */
+#define CONTROL_PID_MAX 4194304 /* PID_MAX_LIMIT */
 
 enum control_cmd {
 	CONTROL_AGENT_ADD,
@@ -27,6 +28,8 @@ enum control_cmd {
 	CONTROL_AGENT_KILL,
 	CONTROL_POLICY_RELOAD,
 	CONTROL_STATUS,
+	CONTROL_AGENT_ATTACH,
+	CONTROL_AGENT_DETACH,
 	CONTROL_CMD_MAX,
 };
 
@@ -43,6 +46,10 @@ struct control_request {
 	char tools[CONTROL_PATH_MAX + 1]; /* agent.add: "" or an absolute path */
 	struct control_var vars[CONTROL_VARS_MAX];
 	size_t nvars;
+	/* agent.attach: exactly one of pid and cgroup; agent.detach: cgroup */
+	int pid; /* 0 when not given */
+	char cgroup[CONTROL_PATH_MAX + 1]; /* an absolute path, "" when not given */
+	bool allow_partial; /* attach where only cgroup-BPF can hold */
 };
 
 /* Error codes, stable: clients match on them. */
@@ -52,10 +59,14 @@ struct control_request {
 #define CONTROL_E_COMMAND "unknown-command"
 #define CONTROL_E_PERM "permission" /* the peer is not root */
 #define CONTROL_E_NOENT "no-such-agent"
+#define CONTROL_E_NOPROC "no-such-process"
+#define CONTROL_E_NOT_ATTACHED "not-attached" /* detach of a cgroup the agent does not have */
 #define CONTROL_E_EXISTS "exists"
 #define CONTROL_E_POLICY "bad-policy" /* it does not load or compile: the message says where */
 #define CONTROL_E_LIMIT "limit" /* out of agent ids or clients */
 #define CONTROL_E_UNSUPPORTED "unsupported"
+#define CONTROL_E_REFUSED "refused" /* it would confine agentd or cross another agent */
+#define CONTROL_E_PARTIAL "partial" /* only some layers would hold: allow_partial to go on */
 #define CONTROL_E_FAILED "failed" /* the kernel or the file system said no: errno in message */
 
 struct control_error {

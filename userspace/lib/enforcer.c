@@ -284,7 +284,10 @@ static int attach_all(struct enforcer *e, bool lsm, int cgroup_fd)
 					 &link);
 			if (err)
 				return err;
-			if (link)
+			/* A pinned link is the pin's: an fd kept open would only use up slots. */
+			if (link && e->pin_dir[0])
+				bpf_link__destroy(link);
+			else if (link)
 				links[(*n)++] = link;
 		}
 	}
@@ -500,4 +503,46 @@ void enforcer_destroy(struct enforcer *e)
 	for (i = 0; i < sizeof(e->objs) / sizeof(e->objs[0]); i++)
 		bpf_object__close(e->objs[i].obj);
 	free(e);
+}
+
+int enforcer_detach_cgroup(struct enforcer *e, int cgroup_fd)
+{
+	char path[PATH_MAX + 128];
+	struct bpf_link_info info;
+	struct bpf_program *prog;
+	struct stat st;
+	int i, fd, err = 0;
+	size_t o;
+	__u32 len;
+
+	if (fstat(cgroup_fd, &st))
+		return -errno;
+	for (i = 0; i < e->ncg_links; i++) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(bpf_link__fd(e->cg_links[i]), &info, &len) &&
+		    info.cgroup.cgroup_id == st.st_ino)
+			bpf_link__detach(e->cg_links[i]);
+	}
+	for (o = 0; e->pin_dir[0] && o < sizeof(e->objs) / sizeof(e->objs[0]); o++) {
+		if (!e->objs[o].obj || e->objs[o].lsm)
+			continue;
+		bpf_object__for_each_program(prog, e->objs[o].obj)
+		{
+			link_pin_path(e, e->objs[o].name, prog, st.st_ino, path, sizeof(path));
+			fd = bpf_obj_get(path);
+			if (fd < 0) {
+				if (errno != ENOENT && !err)
+					err = -errno;
+				continue;
+			}
+			/* Detached now, whoever else holds the link. */
+			if (bpf_link_detach(fd) && !err)
+				err = -errno;
+			close(fd);
+			if (unlink(path) && !err)
+				err = -errno;
+		}
+	}
+	return err;
 }

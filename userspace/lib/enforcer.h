@@ -59,5 +59,8 @@ int enforcer_map_fd(const struct enforcer *e, const char *name);
 void enforcer_destroy(struct enforcer *e);
 /* Removes everything pinned in pin_dir, and so ends the enforcement pinned there. */
 int enforcer_teardown(const char *pin_dir);
+/* Detaches the cgroup-BPF programs enforcer_attach_cgroup() attached to the cgroup open at
+ * cgroup_fd, by this process or (pinned) by an earlier one, and removes their pins. */
+int enforcer_detach_cgroup(struct enforcer *e, int cgroup_fd);
 
 #endif

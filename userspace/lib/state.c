@@ -24,6 +24,13 @@ json_t *agent_state_json(const struct agent_state *s)
 	doc = json_pack("{s:s, s:I, s:s, s:s, s:o, s:I}", "name", s->name, "id", (json_int_t)s->id,
 			"policy", s->policy, "tools", s->tools, "vars", vars, "generation",
 			(json_int_t)s->generation);
+	if (doc && s->ncgroups) {
+		json_t *cgroups = json_array();
+
+		for (i = 0; cgroups && i < s->ncgroups; i++)
+			json_array_append_new(cgroups, json_string(s->cgroups[i]));
+		json_object_set_new(doc, "cgroups", cgroups);
+	}
 	return doc;
 }
 
@@ -59,13 +66,42 @@ static int parse_request_part(json_t *root, struct agent_state *s)
 	return 0;
 }
 
+/* "cgroups" (optional): at most STATE_CGROUPS_MAX distinct absolute paths. */
+static int parse_cgroups(json_t *v, struct agent_state *s)
+{
+	size_t i, j;
+	json_t *p;
+
+	if (!v)
+		return 0;
+	if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > STATE_CGROUPS_MAX)
+		return -EINVAL;
+	json_array_foreach(v, i, p)
+	{
+		const char *str = json_string_value(p);
+
+		if (!str || json_string_length(p) > CONTROL_PATH_MAX ||
+		    strlen(str) != json_string_length(p) || str[0] != '/')
+			return -EINVAL;
+		for (j = 0; j < i; j++)
+			if (!strcmp(s->cgroups[j], str))
+				return -EINVAL;
+		memcpy(s->cgroups[i], str, json_string_length(p) + 1);
+	}
+	s->ncgroups = json_array_size(v);
+	return 0;
+}
+
 int agent_state_parse(const char *buf, size_t len, struct agent_state *s)
 {
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL), *id, *gen, *tools;
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL), *id, *gen, *tools, *cgs;
 	int e = -EINVAL;
 
 	memset(s, 0, sizeof(*s));
-	if (!json_is_object(root) || json_object_size(root) != 6)
+	if (!json_is_object(root))
+		goto out;
+	cgs = json_object_get(root, "cgroups");
+	if (json_object_size(root) != (cgs ? 7 : 6) || parse_cgroups(cgs, s))
 		goto out;
 	id = json_object_get(root, "id");
 	gen = json_object_get(root, "generation");
@@ -76,6 +112,8 @@ int agent_state_parse(const char *buf, size_t len, struct agent_state *s)
 	    !json_is_string(tools))
 		goto out;
 	e = parse_request_part(root, s);
+	if (e)
+		goto out;
 	s->id = json_integer_value(id);
 	s->generation = json_integer_value(gen);
 out:

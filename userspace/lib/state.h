@@ -10,6 +10,8 @@
 #include <linux/types.h>
 #include "control.h"
 
+#define STATE_CGROUPS_MAX 8
+
 struct agent_state {
 	char name[CONTROL_NAME_MAX + 1];
 	__u32 id; /* 1..AGENTD_MAX_AGENTS-1 */
@@ -18,6 +20,9 @@ struct agent_state {
 	struct control_var vars[CONTROL_VARS_MAX];
 	size_t nvars;
 	__u32 generation; /* of the rules in force when the file was written */
+	/* Cgroups outside agentd's tree put under the agent (agentctl attach --cgroup). */
+	char cgroups[STATE_CGROUPS_MAX][CONTROL_PATH_MAX + 1];
+	size_t ncgroups;
 };
 
 json_t *agent_state_json(const struct agent_state *s);

@@ -1,0 +1,893 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tier: the daemon's live audit stream, agentctl attach (the live view, --pid, --cgroup)
+ * and detach, on this kernel: cgroup-BPF holds here without BPF LSM, so the network rules are
+ * what an attached process is checked against (a loopback connect allowed before the attach is
+ * refused with EPERM after it). Every process, cgroup, pin and file is removed on every exit.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <grp.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cgroup.h"
+#include "harness.h"
+#include "probe.h"
+#include "testlib.h"
+
+#define WAIT_MS 20000
+
+struct env {
+	char dir[256];
+	char state[PATH_MAX];
+	char control[PATH_MAX];
+	char stream[PATH_MAX];
+	char audit[PATH_MAX];
+	char pins[PATH_MAX];
+	char cgroup[PATH_MAX];
+	char policy[PATH_MAX];
+	struct proc *agentd;
+};
+
+/* agentd --allow-partial on the test's paths, and --stream PATH --stream-group G when given. */
+static void start_agentd_with(struct env *e, const char *stream, const char *group)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+	char *argv[17] = { "agentd", "--control",   e->control, "--state-dir",
+			   e->state, "--audit-dir", e->audit,	"--pin-dir",
+			   e->pins,  "--cgroup",    e->cgroup,	"--allow-partial" };
+
+	if (stream) {
+		argv[12] = "--stream";
+		argv[13] = (char *)stream;
+		argv[14] = "--stream-group";
+		argv[15] = (char *)group;
+	}
+	e->agentd = proc_start(argv);
+	if (!proc_wait_line(e->agentd, WAIT_MS, ready))
+		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
+}
+
+static void start_agentd(struct env *e)
+{
+	start_agentd_with(e, NULL, NULL);
+}
+
+static struct env *setup(void)
+{
+	static struct env e;
+	char root[PATH_MAX - 64];
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	test_tmpdir(e.dir, sizeof(e.dir), "attach");
+	snprintf(e.state, sizeof(e.state), "%s/state", e.dir);
+	snprintf(e.control, sizeof(e.control), "%s/run/control.sock", e.dir);
+	snprintf(e.stream, sizeof(e.stream), "%s/run/audit.sock", e.dir);
+	snprintf(e.audit, sizeof(e.audit), "%s/audit", e.dir);
+	snprintf(e.policy, sizeof(e.policy), "%s/policy.json", e.dir);
+	snprintf(e.cgroup, sizeof(e.cgroup), "%s/agentd-test-%d", root, getpid());
+	test_pin_dir(e.pins, sizeof(e.pins));
+	test_cgroup_tree_at_end(e.cgroup);
+	test_write(e.policy,
+		   "{\"name\": \"t\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", "
+		   "\"exec\"]}],"
+		   " \"network\": {\"sockets\": [\"inet\", \"unix\"]}}\n",
+		   0644);
+	setenv("AGENTD_CONTROL", e.control, 1);
+	unsetenv("AGENTD_STREAM");
+	return &e;
+}
+
+static void add_agent(struct env *e, const char *name)
+{
+	char out[4096];
+
+	if (agentctl_run(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL))
+		FAIL("agent add %s: %s", name, out);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* ---- the stream, from a subscriber's side ---- */
+
+struct sub {
+	int fd;
+	char buf[1 << 16];
+	size_t len;
+	char line[16384];
+};
+
+static void sub_close(void *arg)
+{
+	struct sub *s = arg;
+
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+}
+
+static struct sub *subscribe(const char *path, const char *filter)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sub *s = calloc(1, sizeof(*s));
+
+	ASSERT(s);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	test_defer(sub_close, s);
+	ASSERT_OK(s->fd);
+	ASSERT_OK(connect(s->fd, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_OK(dprintf(s->fd, "%s\n", filter));
+	return s;
+}
+
+/* The next line holding needle (earlier lines are skipped), or NULL at the end of the stream. */
+static const char *sub_wait(struct sub *s, const char *needle)
+{
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	long long deadline = now_ms() + WAIT_MS;
+	char *nl;
+	ssize_t n;
+
+	for (;;) {
+		while ((nl = memchr(s->buf, '\n', s->len))) {
+			size_t l = nl - s->buf;
+
+			snprintf(s->line, sizeof(s->line), "%.*s", (int)l, s->buf);
+			memmove(s->buf, nl + 1, s->len - l - 1);
+			s->len -= l + 1;
+			if (strstr(s->line, needle))
+				return s->line;
+		}
+		if (poll(&pfd, 1, (int)(deadline - now_ms())) <= 0)
+			FAIL("no line with \"%s\" within %d ms", needle, WAIT_MS);
+		n = read(s->fd, s->buf + s->len, sizeof(s->buf) - s->len);
+		if (n <= 0)
+			return NULL;
+		s->len += n;
+	}
+}
+
+/* ---- processes the tests attach ---- */
+
+static int listener(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ASSERT_OK(fd);
+	ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_OK(listen(fd, 64));
+	ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* connect() to 127.0.0.1:port: 0 or the errno. */
+static int connect_errno(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				  .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* A process that connects when asked: a port on cmd, the errno back on res. */
+struct worker {
+	pid_t pid;
+	int cmd, res;
+};
+
+static void worker_loop(int cmd, int res)
+{
+	int port, err;
+
+	while (read(cmd, &port, sizeof(port)) == sizeof(port)) {
+		err = connect_errno(port);
+		if (write(res, &err, sizeof(err)) != sizeof(err))
+			break;
+	}
+	_exit(0);
+}
+
+static void worker_kill(void *arg)
+{
+	struct worker *w = arg;
+
+	if (w->pid > 0) {
+		kill(w->pid, SIGKILL);
+		waitpid(w->pid, NULL, 0);
+	}
+	close(w->cmd);
+	close(w->res);
+	free(w);
+}
+
+struct pipes {
+	int cmd[2], res[2];
+};
+
+static void pipes_open(struct pipes *p)
+{
+	ASSERT_OK(pipe2(p->cmd, O_CLOEXEC));
+	ASSERT_OK(pipe2(p->res, O_CLOEXEC));
+}
+
+/* A worker in the cgroup at path (NULL: where the test runs); with child, it forks a second
+ * worker first (its pid in child->pid, killed by this test too). */
+static struct worker *worker_start(const char *path, struct worker **child)
+{
+	struct worker *w = calloc(1, sizeof(*w)), *c = NULL;
+	struct pipes pw, pc;
+	pid_t gc;
+	int cgfd = -1;
+
+	ASSERT(w);
+	pipes_open(&pw);
+	if (child) {
+		c = calloc(1, sizeof(*c));
+		ASSERT(c);
+		pipes_open(&pc);
+	}
+	if (path) {
+		cgfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ASSERT_OK(cgfd);
+		w->pid = cgroup_fork_into(cgfd);
+		close(cgfd);
+	} else {
+		w->pid = fork();
+	}
+	ASSERT_OK(w->pid);
+	if (!w->pid) {
+		if (child) {
+			gc = fork();
+			if (gc == 0)
+				worker_loop(pc.cmd[0], pc.res[1]);
+			if (write(pw.res[1], &gc, sizeof(gc)) != sizeof(gc))
+				_exit(1);
+		}
+		worker_loop(pw.cmd[0], pw.res[1]);
+	}
+	close(pw.cmd[0]);
+	close(pw.res[1]);
+	w->cmd = pw.cmd[1];
+	w->res = pw.res[0];
+	test_defer(worker_kill, w);
+	if (child) {
+		close(pc.cmd[0]);
+		close(pc.res[1]);
+		c->cmd = pc.cmd[1];
+		c->res = pc.res[0];
+		ASSERT_EQ(read(w->res, &c->pid, sizeof(c->pid)), sizeof(c->pid));
+		test_defer(worker_kill, c);
+		*child = c;
+	}
+	return w;
+}
+
+static int worker_connect(struct worker *w, int port)
+{
+	int err;
+
+	ASSERT_EQ(write(w->cmd, &port, sizeof(port)), sizeof(port));
+	ASSERT_EQ(read(w->res, &err, sizeof(err)), sizeof(err));
+	return err;
+}
+
+/* Whether the process's cgroup v2 is path. */
+/* 1 when the process's cgroup v2 is path, 0 when not, -1 when the process is gone. */
+static int cgroup_is(pid_t pid, const char *path)
+{
+	char root[PATH_MAX], file[64], line[PATH_MAX], want[PATH_MAX + 8];
+	bool found = false;
+	FILE *f;
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	snprintf(want, sizeof(want), "0::%s\n", path + strlen(root));
+	f = fopen(file, "re");
+	if (!f && errno == ENOENT)
+		return -1;
+	ASSERT(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strcmp(line, want);
+	fclose(f);
+	return found;
+}
+
+static bool in_cgroup(pid_t pid, const char *path)
+{
+	int r = cgroup_is(pid, path);
+
+	if (r < 0)
+		FAIL("process %d is gone", pid);
+	return r;
+}
+
+/* Denied connects from inside an agent until told to stop; how many in *count. */
+struct flood {
+	volatile int stop;
+	volatile long count;
+};
+
+static void flood_stop(void *arg)
+{
+	struct flood *f = arg;
+
+	f->stop = 1;
+}
+
+static pid_t flood_start(const char *cgroup, int port, struct flood *f)
+{
+	int cgfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pid_t pid;
+
+	ASSERT_OK(cgfd);
+	pid = cgroup_fork_into(cgfd);
+	close(cgfd);
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		while (!f->stop)
+			if (connect_errno(port) == EPERM)
+				f->count++;
+		_exit(0);
+	}
+	return pid;
+}
+
+static struct flood *flood_map(void)
+{
+	struct flood *f =
+		mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT(f != MAP_FAILED);
+	test_defer(flood_stop, f);
+	return f;
+}
+
+static void flood_end(struct flood *f, pid_t pid)
+{
+	int status;
+
+	f->stop = 1;
+	ASSERT_OK(waitpid(pid, &status, 0));
+	ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Counts the lines of the log holding every needle. */
+static long count_records(struct env *e, const char *const needles[])
+{
+	static char out[1 << 24];
+	char *line, *save = NULL;
+	long n = 0;
+	int i;
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "query", "--dir", e->audit, NULL), 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		for (i = 0; needles[i] && strstr(line, needles[i]); i++)
+			;
+		n += !needles[i];
+	}
+	return n;
+}
+
+/* ---- the stream ---- */
+
+TEST(stream_subscribers_get_records_live_and_filtered)
+{
+	struct env *e = setup();
+	struct sub *life, *pol, *deny;
+	char cg[PATH_MAX + 64];
+	struct flood *f = flood_map();
+	struct stat st;
+	int lfd, port;
+	pid_t pid;
+
+	start_agentd(e);
+	ASSERT_OK(stat(e->stream, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0600);
+	life = subscribe(e->stream, "kind=lifecycle");
+	pol = subscribe(e->stream, "kind=policy");
+	deny = subscribe(e->stream, "agent=1 decision=deny");
+	add_agent(e, "t-live");
+	/* Each subscriber gets its kind, not the other's. */
+	if (strstr(sub_wait(life, "\"kind\""), "\"policy\""))
+		FAIL("a policy record passed kind=lifecycle: %s", life->line);
+	if (!strstr(life->line, "agent-add"))
+		FAIL("first lifecycle record: %s", life->line);
+	ASSERT(sub_wait(pol, "policy-load"));
+	if (!strstr(pol->line, "\"agent_name\":\"t-live\""))
+		FAIL("policy record: %s", pol->line);
+	/* The agent's denials reach the subscriber as they are committed. */
+	lfd = listener(&port);
+	snprintf(cg, sizeof(cg), "%s/t-live", e->cgroup);
+	pid = flood_start(cg, port, f);
+	ASSERT(sub_wait(deny, "\"kind\":\"net\""));
+	flood_end(f, pid);
+	if (!strstr(deny->line, "\"decision\":\"deny\"") || !strstr(deny->line, "127.0.0.1"))
+		FAIL("denial record: %s", deny->line);
+	close(lfd);
+}
+
+TEST(stream_drops_a_stalled_subscriber_and_the_file_keeps_everything)
+{
+	const char *net[] = { "\"kind\":\"net\"", "\"agent\":1,", "\"decision\":\"deny\"", NULL };
+	const char *ringbuf[] = { "\"source\":\"ringbuf\"", NULL };
+	const char *dropped[] = { "subscriber-dropped", "\"source\":\"stream\"", NULL };
+	struct env *e = setup();
+	char cg[PATH_MAX + 64], out[4096], expect[128], *cp;
+	struct flood *f = flood_map();
+	struct sub *stalled, *loss;
+	long got = 0, in_file;
+	int lfd, port;
+	ssize_t n;
+	pid_t pid;
+
+	start_agentd(e);
+	add_agent(e, "t-flood");
+	/* One subscriber never reads; another waits for the record that says it was dropped. */
+	stalled = subscribe(e->stream, "");
+	loss = subscribe(e->stream, "kind=loss");
+	lfd = listener(&port);
+	snprintf(cg, sizeof(cg), "%s/t-flood", e->cgroup);
+	pid = flood_start(cg, port, f);
+	ASSERT(sub_wait(loss, "subscriber-dropped"));
+	flood_end(f, pid);
+	close(lfd);
+	/* The stalled one finds what its buffers held, then the end of the stream. */
+	while ((n = read(stalled->fd, stalled->buf, sizeof(stalled->buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			got += stalled->buf[i] == '\n';
+	ASSERT_EQ(n, 0);
+	/* agentd stops: whatever waits in the ring buffer goes to the file first. */
+	ASSERT_EQ(proc_stop(e->agentd, SIGTERM), 0);
+	in_file = count_records(e, net);
+	if (got >= f->count || in_file != f->count || count_records(e, ringbuf))
+		FAIL("%ld denials made, %ld in the file, %ld reached the stalled subscriber, "
+		     "%ld ring-buffer loss records",
+		     (long)f->count, in_file, got, count_records(e, ringbuf));
+	ASSERT(count_records(e, dropped) >= 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "verify", "--dir", e->audit, NULL), 0);
+	/* The checkpoint verify prints holds on the same log. */
+	cp = strstr(out, "--expect ");
+	ASSERT(cp);
+	cp += strlen("--expect ");
+	cp[strcspn(cp, "\n")] = '\0';
+	snprintf(expect, sizeof(expect), "%s", cp);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "verify", "--dir", e->audit, "--expect",
+			       expect, NULL),
+		  0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "verify", "--dir", e->audit, "--expect",
+			       "999999999", NULL),
+		  1);
+}
+
+/* As uid 65534 in group gid only: subscribes, says so on ready, then waits for an agent-add.
+ * Exit 0: got it; 1: connect refused (EACCES); other: something else went wrong. */
+struct as_nobody {
+	const char *stream;
+	gid_t gid;
+	int ready;
+};
+
+static int subscribe_as_nobody(void *arg)
+{
+	struct as_nobody *n = arg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[4096];
+	ssize_t r;
+	int fd;
+
+	if (setgroups(0, NULL) || setgid(n->gid) || setuid(65534))
+		return 100;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", n->stream);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return errno == EACCES ? 1 : 101;
+	if (dprintf(fd, "kind=lifecycle\n") < 0 || write(n->ready, "r", 1) != 1)
+		return 102;
+	while ((r = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[r] = '\0';
+		if (strstr(buf, "agent-add"))
+			return 0;
+	}
+	return 103;
+}
+
+TEST(stream_group_lets_its_members_subscribe)
+{
+	struct env *e = setup();
+	char stream[PATH_MAX + 16], out[4096];
+	struct as_nobody n = { .stream = stream };
+	int pipefd[2], status;
+	struct stat st;
+	pid_t pid;
+	char c;
+
+	snprintf(stream, sizeof(stream), "%s/audit-run/audit.sock", e->dir);
+	ASSERT_OK(chmod(e->dir, 0755));
+	start_agentd_with(e, stream, "nogroup");
+	ASSERT_OK(stat(stream, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0660);
+	ASSERT_EQ(st.st_gid, 65534);
+	/* Not in the group: the socket's mode refuses. */
+	n.gid = 12345;
+	n.ready = -1;
+	ASSERT_EQ(run_in_cgroup(NULL, subscribe_as_nobody, &n, NULL), 1);
+	/* In the group: subscribed, and records come. */
+	ASSERT_OK(pipe2(pipefd, O_CLOEXEC));
+	n.gid = 65534;
+	n.ready = pipefd[1];
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0)
+		_exit(subscribe_as_nobody(&n));
+	close(pipefd[1]);
+	if (read(pipefd[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		FAIL("the subscriber in the group did not subscribe: exit %d", WEXITSTATUS(status));
+	}
+	if (agentctl_run(out, sizeof(out), "agent", "add", "t-grp", "--policy", e->policy, NULL)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		FAIL("agent add: %s", out);
+	}
+	ASSERT_OK(waitpid(pid, &status, 0));
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(audit_follow_uses_the_stream_when_agentd_is_up)
+{
+	const char *net[] = { "\"kind\":\"net\"", NULL };
+	struct env *e = setup();
+	struct flood *f = flood_map();
+	char cg[PATH_MAX + 64];
+	int lfd, port, status;
+	struct proc *p;
+	pid_t pid;
+
+	start_agentd(e);
+	add_agent(e, "t-fol");
+	snprintf(cg, sizeof(cg), "%s/t-fol", e->cgroup);
+	lfd = listener(&port);
+	/* The stream's default place is beside the control socket ($AGENTD_CONTROL). */
+	char *argv[] = { "agentctl", "audit", "follow", "--kind", "net", NULL };
+	p = proc_start(argv);
+	pid = flood_start(cg, port, f);
+	if (!proc_wait_line(p, WAIT_MS, net))
+		FAIL("follow printed no net record: %s", p->buf);
+	flood_end(f, pid);
+	/* A stream follower ends with the daemon (a file follower would not); what it still
+	 * prints is read, so that it is never blocked on its output. */
+	ASSERT_EQ(proc_stop(e->agentd, SIGTERM), 0);
+	while (read(p->out_fd, p->buf, sizeof(p->buf)) > 0)
+		;
+	status = proc_stop(p, 0);
+	ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+
+	close(lfd);
+}
+
+/* ---- attach ---- */
+
+TEST(attach_live_view_prints_the_agents_decisions)
+{
+	const char *header[] = { "t-view", "interrupt to stop", NULL };
+	const char *denied[] = { "deny", "net", "127.0.0.1:", NULL };
+	struct env *e = setup();
+	struct flood *f = flood_map();
+	char cg[PATH_MAX + 64], out[4096];
+	int lfd, port;
+	struct proc *p;
+	pid_t pid;
+
+	start_agentd(e);
+	add_agent(e, "t-view");
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-nope", NULL), 1);
+	char *argv[] = { "agentctl", "attach", "t-view", NULL };
+	p = proc_start(argv);
+	if (!proc_wait_line(p, WAIT_MS, header))
+		FAIL("no header: %s", p->buf);
+	lfd = listener(&port);
+	snprintf(cg, sizeof(cg), "%s/t-view", e->cgroup);
+	/* Denials go on until the view shows one: its subscription may be read a pass later. */
+	pid = flood_start(cg, port, f);
+	if (!proc_wait_line(p, WAIT_MS, denied))
+		FAIL("the view showed no denial: %s", p->buf);
+	flood_end(f, pid);
+	close(lfd);
+	if (!strstr(p->line, "connect4"))
+		FAIL("view line: %s", p->line);
+}
+
+TEST(attach_pid_moves_the_process_and_its_children_under_the_network_rules)
+{
+	struct env *e = setup();
+	char out[8192], cg[PATH_MAX + 64], pid_s[16];
+	struct worker *w, *child;
+	struct probe pr;
+	int lfd, port;
+
+	probe_kernel(&pr);
+	start_agentd(e);
+	add_agent(e, "t-pid");
+	snprintf(cg, sizeof(cg), "%s/t-pid", e->cgroup);
+	lfd = listener(&port);
+	w = worker_start(NULL, &child);
+	snprintf(pid_s, sizeof(pid_s), "%d", w->pid);
+	/* Outside every agent, loopback is reachable. */
+	ASSERT_EQ(worker_connect(w, port), 0);
+	ASSERT_EQ(worker_connect(child, port), 0);
+	if (!probe_bpf_lsm_ok(&pr)) {
+		/* Only cgroup-BPF would hold: refused, and nothing moved. */
+		ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-pid", "--pid", pid_s, NULL),
+			  1);
+		ASSERT(!in_cgroup(w->pid, cg));
+		ASSERT_EQ(worker_connect(w, port), 0);
+	}
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-pid", "--pid", pid_s,
+			       "--allow-partial", NULL),
+		  0);
+	if (!strstr(out, "2 processes moved") || !strstr(out, "network  cgroup-BPF") ||
+	    (!probe_bpf_lsm_ok(&pr) && !strstr(out, "files    NOT ENFORCED")))
+		FAIL("attach --pid: %s", out);
+	ASSERT(in_cgroup(w->pid, cg));
+	ASSERT(in_cgroup(child->pid, cg));
+	ASSERT_EQ(worker_connect(w, port), EPERM);
+	ASSERT_EQ(worker_connect(child, port), EPERM);
+	/* Once in, a process never leaves for another agent; agentd never attaches itself. */
+	add_agent(e, "t-other");
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-other", "--pid", pid_s,
+			       "--allow-partial", NULL),
+		  1);
+	snprintf(pid_s, sizeof(pid_s), "%d", e->agentd->pid);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-other", "--pid", pid_s,
+			       "--allow-partial", NULL),
+		  1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-other", "--pid", "999999999", NULL),
+		  2);
+	close(lfd);
+}
+
+/* Forks until told to stop: every fifth child stays (blocked on a pipe, 600 at most), the
+ * others exit at once. Says "s" on done when it has stopped forking. */
+struct forker {
+	volatile int stop;
+	volatile int kept;
+};
+
+static void forker_loop(struct forker *f, int done)
+{
+	int hold[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(hold))
+		_exit(1);
+	for (int i = 0; !f->stop; i++) {
+		bool keep = i % 5 == 0 && f->kept < 600;
+
+		pid = fork();
+		if (pid == 0) {
+			if (!keep)
+				_exit(0);
+			close(hold[1]);
+			(void)!read(hold[0], &c, 1);
+			_exit(0);
+		}
+		if (pid > 0 && keep)
+			f->kept++;
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	(void)!write(done, "s", 1);
+	pause();
+	_exit(0);
+}
+
+static void kill_group(void *arg)
+{
+	kill(-*(pid_t *)arg, SIGKILL);
+	free(arg);
+}
+
+/* The pids whose ancestry reaches root, in out (at most max). */
+static int descendants(pid_t root, pid_t *out, int max)
+{
+	static struct {
+		int pid, ppid;
+	} t[32768];
+	char path[64], buf[512], *p;
+	struct dirent *de;
+	int n = 0, k = 0, i, j, cur, depth;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	ASSERT(d);
+	while ((de = readdir(d)) && n < 32768) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", atoi(de->d_name));
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+		    sscanf(p + 1, " %*c %d", &t[n].ppid) == 1)
+			t[n++].pid = atoi(de->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	for (i = 0; i < n && k < max; i++) {
+		for (cur = t[i].pid, depth = 0; cur > 1 && cur != root && depth < 64; depth++) {
+			for (j = 0; j < n && t[j].pid != cur; j++)
+				;
+			cur = j < n ? t[j].ppid : 0;
+		}
+		if (cur == root)
+			out[k++] = t[i].pid;
+	}
+	return k;
+}
+
+TEST(attach_pid_leaves_no_child_behind_while_the_tree_forks)
+{
+	struct env *e = setup();
+	char out[8192], cg[PATH_MAX + 64], pid_s[16], c;
+	struct forker *f =
+		mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid, *pgid = malloc(sizeof(*pgid)), tree[1024];
+	int done[2], n, i;
+
+	ASSERT(f != MAP_FAILED && pgid);
+	start_agentd(e);
+	add_agent(e, "t-fork");
+	snprintf(cg, sizeof(cg), "%s/t-fork", e->cgroup);
+	ASSERT_OK(pipe2(done, O_CLOEXEC));
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		setpgid(0, 0);
+		forker_loop(f, done[1]);
+	}
+	setpgid(pid, pid);
+	*pgid = pid;
+	test_defer(kill_group, pgid);
+	snprintf(pid_s, sizeof(pid_s), "%d", pid);
+	/* Attached while it forks. */
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-fork", "--pid", pid_s,
+			       "--allow-partial", NULL),
+		  0);
+	f->stop = 1;
+	ASSERT_EQ(read(done[0], &c, 1), 1);
+	n = descendants(pid, tree, 1024);
+	ASSERT(n >= 1);
+	/* Every member of the tree, kept children included, is inside (those that exited are
+	 * zombies or gone: a zombie's cgroup file still reads). */
+	for (i = 0; i < n; i++)
+		if (!cgroup_is(tree[i], cg))
+			FAIL("process %d of the tree (%d kept children) is outside %s: %s", tree[i],
+			     f->kept, cg, out);
+}
+
+/* The pins of the cgroup programs attached to the cgroup at path. */
+static int pins_for(struct env *e, const char *path)
+{
+	char cmd[PATH_MAX * 2 + 64], out[64];
+	__u64 id;
+	FILE *f;
+
+	ASSERT_EQ(cgroup_id(path, &id), 0);
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -c -- '-%llu$'", e->pins, (unsigned long long)id);
+	f = popen(cmd, "r");
+	ASSERT(f);
+	ASSERT(fgets(out, sizeof(out), f));
+	pclose(f);
+	return atoi(out);
+}
+
+TEST(attach_cgroup_puts_a_foreign_cgroup_under_the_agent_and_survives_a_restart)
+{
+	struct env *e = setup();
+	char out[8192], foreign[PATH_MAX], cg[PATH_MAX + 64];
+	struct worker *w, *late;
+	struct probe pr;
+	int lfd, port;
+
+	probe_kernel(&pr);
+	test_cgroup(foreign, sizeof(foreign));
+	start_agentd(e);
+	add_agent(e, "t-cg");
+	lfd = listener(&port);
+	w = worker_start(foreign, NULL);
+	ASSERT_EQ(worker_connect(w, port), 0);
+	if (!probe_bpf_lsm_ok(&pr))
+		ASSERT_EQ(
+			agentctl_run(out, sizeof(out), "attach", "t-cg", "--cgroup", foreign, NULL),
+			1);
+	ASSERT_EQ(worker_connect(w, port), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-cg", "--cgroup", foreign,
+			       "--allow-partial", NULL),
+		  0);
+	if (!strstr(out, "limits   NOT APPLIED"))
+		FAIL("attach --cgroup: %s", out);
+	/* The process that was running there, and one started later, are the agent's now. */
+	ASSERT_EQ(worker_connect(w, port), EPERM);
+	late = worker_start(foreign, NULL);
+	ASSERT_EQ(worker_connect(late, port), EPERM);
+	ASSERT(pins_for(e, foreign) > 0);
+	/* Refused: twice, to another agent, agentd's own tree, a directory that is no cgroup. */
+	add_agent(e, "t-cg2");
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-cg2", "--cgroup", foreign,
+			       "--allow-partial", NULL),
+		  1);
+	snprintf(cg, sizeof(cg), "%s/t-cg2", e->cgroup);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-cg", "--cgroup", cg,
+			       "--allow-partial", NULL),
+		  1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-cg", "--cgroup", e->dir,
+			       "--allow-partial", NULL),
+		  1);
+
+	/* kill -9, then a restart with the pins gone: only the state can bring it back. */
+	proc_stop(e->agentd, SIGKILL);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 3);
+	start_agentd(e);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "info", "t-cg", "--json", NULL), 0);
+	if (!strstr(out, foreign))
+		FAIL("agent info after restart: %s", out);
+	ASSERT_EQ(worker_connect(w, port), EPERM);
+	ASSERT_EQ(proc_stop(e->agentd, SIGTERM), 0);
+	{
+		char *argv[] = { "agentd", "--teardown", "--pin-dir", e->pins, NULL };
+		struct proc *t = proc_start(argv);
+
+		ASSERT_EQ(proc_stop(t, 0), 0);
+	}
+	ASSERT_EQ(worker_connect(w, port), 0);
+	start_agentd(e);
+	ASSERT_EQ(worker_connect(w, port), EPERM);
+	ASSERT(pins_for(e, foreign) > 0);
+
+	/* detach gives it back; attach again, then agent rm gives it back too. */
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "detach", "t-cg", "--cgroup", foreign, NULL), 0);
+	ASSERT_EQ(worker_connect(w, port), 0);
+	ASSERT_EQ(pins_for(e, foreign), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "detach", "t-cg", "--cgroup", foreign, NULL), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-cg", "--cgroup", foreign,
+			       "--allow-partial", NULL),
+		  0);
+	ASSERT_EQ(worker_connect(w, port), EPERM);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "t-cg", NULL), 0);
+	ASSERT_EQ(worker_connect(w, port), 0);
+	ASSERT_EQ(pins_for(e, foreign), 0);
+	/* rm released it and killed nothing there. */
+	ASSERT_EQ(kill(w->pid, 0), 0);
+	close(lfd);
+}

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * agentctl attach and detach in the daemon: running work put under an agent's policy.
+ *
+ * --pid: the process and its descendants are moved into the agent's cgroup (cgroup.procs). A
+ * process that forks meanwhile leaves its child in the old cgroup only if the fork completed
+ * before the parent moved (the kernel orders the two), so passes over the process tree repeat
+ * until one moves nothing: from then on every new child is born inside.
+ *
+ * --cgroup: a cgroup outside agentd's tree (a container's) becomes one of the agent's: the
+ * cgroup-BPF programs are attached to it first (they ignore tasks of no agent), then it is
+ * registered, then recorded in the agent's state so that a restarted agentd re-adopts it.
+ * Resource limits are not applied to it: it is not agentd's to limit.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cgroup.h"
+#include "daemon.h"
+#include "log.h"
+
+#define PASSES_MAX 100
+#define ANCESTRY_MAX 4096
+
+__attribute__((format(printf, 3, 4))) static json_t *error(const struct control_request *req,
+							   const char *code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return control_reply_error(req->id, code, msg);
+}
+
+/* Whether path is top or below it. */
+static bool under(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	return !strncmp(path, top, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The cgroup v2 directory of a process ("0::/x" in /proc/PID/cgroup), below root. */
+static int proc_cgroup(const char *root, pid_t pid, char *out, size_t sz)
+{
+	char path[64], line[PATH_MAX];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::/", 4))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(out, sz, "%s%s", root, line[4] ? line + 3 : "");
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* The agent whose cgroups (its own, or attached ones) hold the cgroup at path, or NULL. */
+static struct agent *owner(struct daemon *d, const char *path)
+{
+	struct agent *a;
+	size_t i;
+	int id;
+
+	for (id = 1; id < AGENTD_MAX_AGENTS; id++) {
+		a = d->agents[id];
+		if (!a)
+			continue;
+		if (under(path, a->cgroup))
+			return a;
+		for (i = 0; i < a->st.ncgroups; i++)
+			if (under(path, a->st.cgroups[i]))
+				return a;
+	}
+	return NULL;
+}
+
+/* What holds for work attached to an agent: the kernel layers, and no resource limits. */
+static json_t *layers_json(const struct daemon *d, bool foreign)
+{
+	const char *l = d->lsm ? "BPF LSM" : "NOT ENFORCED";
+
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "files", l, "exec", l, "self", l,
+			 "sockets", l, "network", "cgroup-BPF", "limits",
+			 foreign ? "NOT APPLIED (not agentd's cgroup)" : "as for the agent");
+}
+
+/* Without BPF LSM only cgroup-BPF holds for attached work: said, and refused unless asked. */
+static json_t *check_partial(const struct daemon *d, const struct control_request *req,
+			     const char *what)
+{
+	if (d->lsm || req->allow_partial)
+		return NULL;
+	return error(req, CONTROL_E_PARTIAL,
+		     "BPF LSM is unavailable here: for %s only the agent's network rules "
+		     "(cgroup-BPF) would hold; its file, exec, socket-family and self-protection "
+		     "rules would NOT be enforced (Landlock and seccomp cannot be applied to a "
+		     "process that is already running); --allow-partial attaches anyway",
+		     what);
+}
+
+static json_t *attached(const struct control_request *req, const struct daemon *d,
+			const struct agent *a, bool foreign)
+{
+	json_t *reply = control_reply_ok(req->id);
+
+	if (!reply)
+		return NULL;
+	json_object_set_new(reply, "name", json_string(a->st.name));
+	json_object_set_new(reply, "layers", layers_json(d, foreign));
+	return reply;
+}
+
+/* ---- processes ---- */
+
+struct ptab {
+	int pid, ppid;
+};
+
+static int ptab_cmp(const void *a, const void *b)
+{
+	return ((const struct ptab *)a)->pid - ((const struct ptab *)b)->pid;
+}
+
+static int read_ppid(int pid)
+{
+	char path[64], buf[512], *p;
+	int fd, ppid = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid ...": comm may hold anything, ')' included. */
+	p = strrchr(buf, ')');
+	if (p && sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = -1;
+	return ppid;
+}
+
+/* Every process and its parent, sorted by pid. */
+static int ptab_scan(struct ptab **out, size_t *n)
+{
+	struct ptab *t = NULL, *more;
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+	int pid, ppid;
+
+	*n = 0;
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		ppid = read_ppid(pid);
+		if (ppid < 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			more = realloc(t, cap * sizeof(*t));
+			if (!more) {
+				free(t);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			t = more;
+		}
+		t[(*n)++] = (struct ptab){ pid, ppid };
+	}
+	closedir(dir);
+	qsort(t, *n, sizeof(*t), ptab_cmp);
+	*out = t;
+	return 0;
+}
+
+static bool descends(const struct ptab *t, size_t n, int pid, int root)
+{
+	struct ptab key = { 0, 0 }, *e;
+	int depth;
+
+	for (depth = 0; depth < ANCESTRY_MAX && pid > 1; depth++) {
+		if (pid == root)
+			return true;
+		key.pid = pid;
+		e = bsearch(&key, t, n, sizeof(*t), ptab_cmp);
+		if (!e)
+			return false;
+		pid = e->ppid;
+	}
+	return pid == root;
+}
+
+struct move {
+	struct daemon *d;
+	struct agent *a;
+	char root[PATH_MAX];
+	unsigned moved, skipped;
+	char why[512];
+};
+
+/* Moves one process of the tree unless it is inside already, or another agent's. */
+static int move_one(struct move *m, int pid, unsigned *moved)
+{
+	char cg[PATH_MAX + 8], procs[sizeof(m->a->cgroup) + 16], num[16];
+	struct agent *b;
+	int err = proc_cgroup(m->root, pid, cg, sizeof(cg));
+
+	if (err == -ESRCH)
+		return 0; /* gone meanwhile */
+	if (err) {
+		snprintf(m->why, sizeof(m->why), "the cgroup of process %d: %s", pid,
+			 strerror(-err));
+		return err;
+	}
+	b = owner(m->d, cg);
+	if (b == m->a)
+		return 0;
+	if (b) {
+		/* A process never leaves its agent: it stays with b, confined. */
+		m->skipped++;
+		return 0;
+	}
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", m->a->cgroup);
+	snprintf(num, sizeof(num), "%d", pid);
+	err = cgroup_write(procs, num);
+	if (err == -ESRCH)
+		return 0;
+	if (err) {
+		snprintf(m->why, sizeof(m->why), "moving process %d into %.400s: %s", pid,
+			 m->a->cgroup, strerror(-err));
+		return err;
+	}
+	(*moved)++;
+	return 0;
+}
+
+/* One pass over the tree of root; *moved counts the processes moved in it. */
+static int move_pass(struct move *m, int root, unsigned *moved)
+{
+	struct ptab *t = NULL;
+	size_t n, i;
+	int err = ptab_scan(&t, &n);
+
+	*moved = 0;
+	if (err) {
+		snprintf(m->why, sizeof(m->why), "reading /proc: %s", strerror(-err));
+		return err;
+	}
+	for (i = 0; !err && i < n; i++)
+		if (descends(t, n, t[i].pid, root))
+			err = move_one(m, t[i].pid, moved);
+	free(t);
+	return err;
+}
+
+/* Whether agentd itself descends from pid (moving pid's tree would move agentd). */
+static bool is_ancestor_of_self(int pid)
+{
+	int p = getpid(), depth;
+
+	for (depth = 0; depth < ANCESTRY_MAX && p > 1; depth++) {
+		if (p == pid)
+			return true;
+		p = read_ppid(p);
+	}
+	return false;
+}
+
+static json_t *attach_pid(struct daemon *d, struct agent *a, const struct control_request *req)
+{
+	struct move m = { .d = d, .a = a };
+	char cg[PATH_MAX + 8], what[64];
+	unsigned pass, moved = 1;
+	struct agent *b;
+	json_t *reply;
+	int err = 0;
+
+	if (req->pid == 1 || is_ancestor_of_self(req->pid))
+		return error(req, CONTROL_E_REFUSED,
+			     "process %d is init or an ancestor of agentd: agentd does not attach "
+			     "itself to an agent",
+			     req->pid);
+	err = cgroup2_mount(m.root, sizeof(m.root));
+	if (!err)
+		err = proc_cgroup(m.root, req->pid, cg, sizeof(cg));
+	if (err == -ESRCH || err == -ENOENT)
+		return error(req, CONTROL_E_NOPROC, "no process %d (or it has no cgroup v2)",
+			     req->pid);
+	if (err)
+		return error(req, CONTROL_E_FAILED, "the cgroup of process %d: %s", req->pid,
+			     strerror(-err));
+	b = owner(d, cg);
+	if (b && b != a)
+		return error(req, CONTROL_E_REFUSED,
+			     "process %d is agent %s's: a process never leaves its agent", req->pid,
+			     b->st.name);
+	snprintf(what, sizeof(what), "process %d", req->pid);
+	reply = check_partial(d, req, what);
+	if (reply)
+		return reply;
+	for (pass = 0; !err && moved && pass < PASSES_MAX; pass++) {
+		err = move_pass(&m, req->pid, &moved);
+		m.moved += moved;
+	}
+	if (!err && moved)
+		snprintf(
+			m.why, sizeof(m.why),
+			"the tree of process %d still forked new processes outside after %d passes",
+			req->pid, PASSES_MAX);
+	if (err || moved) {
+		log_warn("agent %s: attach of process %d stopped after %u processes moved: %s\n",
+			 a->st.name, req->pid, m.moved, m.why);
+		return error(req, CONTROL_E_FAILED, "%s (%u processes were moved, and stay)", m.why,
+			     m.moved);
+	}
+	log_info("agent %s: process %d attached: %u processes moved into %s%s\n", a->st.name,
+		 req->pid, m.moved, a->cgroup, d->lsm ? "" : " (network rules only: no BPF LSM)");
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-attach", a, "pid=%d moved=%u layers=%s",
+		     req->pid, m.moved, d->lsm ? "bpf-lsm,cgroup-bpf" : "cgroup-bpf");
+	reply = attached(req, d, a, false);
+	if (reply) {
+		json_object_set_new(reply, "pid", json_integer(req->pid));
+		json_object_set_new(reply, "moved", json_integer(m.moved));
+		json_object_set_new(reply, "skipped", json_integer(m.skipped));
+		json_object_set_new(reply, "cgroup", json_string(a->cgroup));
+	}
+	return reply;
+}
+
+/* ---- cgroups ---- */
+
+/* The cgroup-BPF programs on, then the registration: the order that never leaves a registered
+ * cgroup without its network programs. */
+static int adopt_cgroup(struct daemon *d, struct agent *a, const char *path, const char **what)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		*what = "opening";
+		return -errno;
+	}
+	*what = "attaching the cgroup programs to";
+	err = enforcer_attach_cgroup(d->e, fd);
+	if (!err) {
+		*what = "registering";
+		err = enforcer_add_cgroup(d->e, path, a->st.id);
+	}
+	if (err)
+		enforcer_detach_cgroup(d->e, fd);
+	close(fd);
+	return err;
+}
+
+/* The registration off, then the programs. */
+static int release_cgroup(struct daemon *d, const char *path)
+{
+	int fd, err = enforcer_remove_cgroup(d->e, path);
+
+	if (err == -ENOENT)
+		err = 0; /* not registered, or the cgroup is gone */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		int e = enforcer_detach_cgroup(d->e, fd);
+
+		err = err ? err : e;
+		close(fd);
+	}
+	return err;
+}
+
+/* Refuses what would confine agentd, overlap another agent, or is not a cgroup. */
+static json_t *check_cgroup(struct daemon *d, const struct control_request *req, const char *root,
+			    const char *real)
+{
+	char self[PATH_MAX + 8], procs[PATH_MAX + 16];
+	struct agent *b;
+	size_t i;
+	int id;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", real);
+	if (!under(real, root) || !strcmp(real, root) || access(procs, F_OK))
+		return error(req, CONTROL_E_REFUSED,
+			     "%s is not a cgroup below the cgroup v2 root %s", req->cgroup, root);
+	if (under(real, d->cgroup) || under(d->cgroup, real))
+		return error(req, CONTROL_E_REFUSED,
+			     "%s is in or above agentd's own cgroup tree %s (agents there are made "
+			     "with agentctl agent add)",
+			     req->cgroup, d->cgroup);
+	if (!proc_cgroup(root, getpid(), self, sizeof(self)) && under(self, real))
+		return error(req, CONTROL_E_REFUSED, "agentd itself runs in %s", real);
+	for (id = 1; id < AGENTD_MAX_AGENTS; id++) {
+		b = d->agents[id];
+		for (i = 0; b && i < b->st.ncgroups; i++)
+			if (under(real, b->st.cgroups[i]) || under(b->st.cgroups[i], real))
+				return error(req, CONTROL_E_REFUSED,
+					     "%s overlaps %s, attached to agent %s", real,
+					     b->st.cgroups[i], b->st.name);
+	}
+	return NULL;
+}
+
+static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct control_request *req)
+{
+	char root[PATH_MAX], real[PATH_MAX], what[PATH_MAX + 16];
+	const char *doing;
+	json_t *reply;
+	int err;
+
+	err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		return error(req, CONTROL_E_FAILED, "no cgroup v2 mount: %s", strerror(-err));
+	if (!realpath(req->cgroup, real))
+		return error(req, CONTROL_E_FAILED, "cgroup %s: %s", req->cgroup, strerror(errno));
+	reply = check_cgroup(d, req, root, real);
+	if (reply)
+		return reply;
+	if (a->st.ncgroups == STATE_CGROUPS_MAX)
+		return error(req, CONTROL_E_LIMIT, "agent %s has %d attached cgroups already",
+			     a->st.name, STATE_CGROUPS_MAX);
+	snprintf(what, sizeof(what), "cgroup %s", real);
+	reply = check_partial(d, req, what);
+	if (reply)
+		return reply;
+	err = adopt_cgroup(d, a, real, &doing);
+	if (err == -ENOSPC)
+		return error(
+			req, CONTROL_E_LIMIT,
+			"%s: agents already sit at %d distinct cgroup depths, the most the BPF "
+			"programs look at; attach a cgroup at a depth in use",
+			real, AGENTD_MAX_AGENT_LEVELS);
+	if (err == -ELOOP)
+		return error(req, CONTROL_E_LIMIT,
+			     "%s is deeper than the %d cgroup levels agents may sit at", real,
+			     AGENTD_MAX_CGROUP_LEVEL);
+	if (err)
+		return error(req, CONTROL_E_FAILED, "%s %s: %s", doing, real, strerror(-err));
+	snprintf(a->st.cgroups[a->st.ncgroups++], sizeof(a->st.cgroups[0]), "%s", real);
+	err = agent_state_save(d->o->state_dir, &a->st);
+	if (err) {
+		a->st.ncgroups--;
+		release_cgroup(d, real);
+		return error(req, CONTROL_E_FAILED, "saving %s/agents/%s.json: %s", d->o->state_dir,
+			     a->st.name, strerror(-err));
+	}
+	log_info("agent %s: cgroup %s attached%s\n", a->st.name, real,
+		 d->lsm ? "" : " (network rules only: no BPF LSM)");
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-attach", a, "cgroup=%s layers=%s", real,
+		     d->lsm ? "bpf-lsm,cgroup-bpf" : "cgroup-bpf");
+	reply = attached(req, d, a, true);
+	if (reply)
+		json_object_set_new(reply, "cgroup", json_string(real));
+	return reply;
+}
+
+/* The attached cgroup that path names (resolved, or as given when it is gone), or -1. */
+static int find_cgroup(const struct agent *a, const char *path)
+{
+	char real[PATH_MAX];
+	size_t i;
+
+	if (!realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
+	for (i = 0; i < a->st.ncgroups; i++)
+		if (!strcmp(a->st.cgroups[i], real) || !strcmp(a->st.cgroups[i], path))
+			return i;
+	return -1;
+}
+
+static void forget_cgroup(struct agent *a, int i)
+{
+	memmove(a->st.cgroups[i], a->st.cgroups[i + 1],
+		(a->st.ncgroups - i - 1) * sizeof(a->st.cgroups[0]));
+	a->st.ncgroups--;
+}
+
+static json_t *detach_cgroup(struct daemon *d, struct agent *a, const struct control_request *req)
+{
+	int i = find_cgroup(a, req->cgroup), err;
+	char path[CONTROL_PATH_MAX + 1];
+	json_t *reply;
+
+	if (i < 0)
+		return error(req, CONTROL_E_NOT_ATTACHED, "%s is not attached to agent %s",
+			     req->cgroup, a->st.name);
+	snprintf(path, sizeof(path), "%s", a->st.cgroups[i]);
+	err = release_cgroup(d, path);
+	if (err)
+		return error(req, CONTROL_E_FAILED, "detaching %s: %s", path, strerror(-err));
+	forget_cgroup(a, i);
+	err = agent_state_save(d->o->state_dir, &a->st);
+	if (err)
+		log_warn("saving %s/agents/%s.json: %s; a restart attaches %s again\n",
+			 d->o->state_dir, a->st.name, strerror(-err), path);
+	log_info("agent %s: cgroup %s detached: its processes are no longer the agent's\n",
+		 a->st.name, path);
+	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-detach", a, "cgroup=%s", path);
+	reply = control_reply_ok(req->id);
+	if (reply) {
+		json_object_set_new(reply, "name", json_string(a->st.name));
+		json_object_set_new(reply, "cgroup", json_string(path));
+	}
+	return reply;
+}
+
+void attach_adopt(struct daemon *d, struct agent *a)
+{
+	const char *doing;
+	size_t i = 0;
+	bool changed = false;
+	int err;
+
+	while (i < a->st.ncgroups) {
+		const char *path = a->st.cgroups[i];
+
+		err = access(path, F_OK) ? -errno : adopt_cgroup(d, a, path, &doing);
+		if (err == -ENOENT) {
+			log_warn("agent %s: attached cgroup %s is gone, forgetting it\n",
+				 a->st.name, path);
+			forget_cgroup(a, i);
+			changed = true;
+			continue;
+		}
+		if (err)
+			log_err("agent %s: re-adopting attached cgroup %s: %s\n", a->st.name, path,
+				strerror(-err));
+		i++;
+	}
+	if (changed && agent_state_save(d->o->state_dir, &a->st))
+		log_warn("agent %s: saving its state failed, ignoring\n", a->st.name);
+}
+
+void attach_release(struct daemon *d, struct agent *a)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < a->st.ncgroups; i++) {
+		err = release_cgroup(d, a->st.cgroups[i]);
+		if (err)
+			log_warn("agent %s: detaching %s: %s, ignoring\n", a->st.name,
+				 a->st.cgroups[i], strerror(-err));
+	}
+}
+
+json_t *attach_handle(struct daemon *d, struct agent *a, const struct control_request *req)
+{
+	if (req->cmd == CONTROL_AGENT_ATTACH)
+		return req->pid ? attach_pid(d, a, req) : attach_cgroup(d, a, req);
+	return detach_cgroup(d, a, req);
+}
