@@ -26,6 +26,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cgroup.h"
@@ -600,13 +601,37 @@ TEST(proxy_allowlist_follows_reload)
 	ASSERT_EQ(seen(&e->seen->public_conns), 2);
 }
 
+/* The proxy worker's pid, from agentctl status. */
+static int worker_pid(void)
+{
+	char out[8192], *p;
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
+	p = strstr(out, "\"proxy\": {");
+	if (!p || !strstr(p, "\"running\": true") || !strstr(p, "\"pid\": "))
+		FAIL("status: %s", out);
+	return atoi(strstr(p, "\"pid\": ") + 7);
+}
+
+/* kill -9 of agentd, and its worker gone too (it dies with agentd: PR_SET_PDEATHSIG). */
+static void kill_agentd(struct px *e)
+{
+	struct pollfd pfd = { .fd = syscall(SYS_pidfd_open, worker_pid(), 0), .events = POLLIN };
+
+	ASSERT_OK(pfd.fd);
+	proc_stop(e->agentd, SIGKILL);
+	if (poll(&pfd, 1, 10000) != 1)
+		FAIL("the proxy worker outlived agentd");
+	close(pfd.fd);
+}
+
 /* kill -9 of agentd: the agent's HTTP_PROXY stays valid once agentd is back. */
 TEST(proxy_port_survives_a_restart)
 {
 	struct px *e = setup();
 	char out[4096], url[64];
 
-	proc_stop(e->agentd, SIGKILL);
+	kill_agentd(e);
 	start_agentd(e);
 	ASSERT_EQ(proxy_of("t-px", url, sizeof(url)), e->port);
 	ASSERT_EQ(curl("t-px", out, sizeof(out), "-p", "http://allowed.test:8080/"), 0);
@@ -614,4 +639,68 @@ TEST(proxy_port_survives_a_restart)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
 	if (!strstr(out, "\"running\": true") || !strstr(out, "\"uid\": 65534"))
 		FAIL("status: %s", out);
+}
+
+/* kill -9, and the recorded port is taken meanwhile: a new port, and the kernel no longer lets
+ * the agent reach the old one, whoever holds it now. */
+TEST(proxy_port_taken_during_a_restart_is_closed_to_the_agent)
+{
+	struct px *e = setup();
+	struct dest old = { "127.0.0.1", e->port };
+	char out[4096], url[64], cg[PATH_MAX + 64];
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(e->port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int squatter, one = 1;
+
+	agent_cgroup(e, "t-px", cg, sizeof(cg));
+	kill_agentd(e);
+	squatter = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_OK(squatter);
+	ASSERT_OK(setsockopt(squatter, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	ASSERT_OK(bind(squatter, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_OK(listen(squatter, 8));
+	/* While agentd is down, its pinned endpoint still names the port. */
+	ASSERT_EQ(run_in_cgroup(cg, try_connect, &old, NULL), 0);
+	start_agentd(e);
+	ASSERT(proxy_of("t-px", url, sizeof(url)) != e->port);
+	ASSERT_EQ(run_in_cgroup(cg, try_connect, &old, NULL), EPERM);
+	setenv("http_proxy", url, 1);
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-w%{http_code}", "http://denied.test:8080/"), 0);
+	if (!strstr(out, "403"))
+		FAIL("through the new port: %s", out);
+	close(squatter);
+}
+
+static unsigned long long status_field(const char *status, const char *key, int base)
+{
+	const char *p = strstr(status, key);
+
+	if (!p)
+		FAIL("no %s in /proc/PID/status", key);
+	return strtoull(p + strlen(key), NULL, base);
+}
+
+/* The process that reads agents' bytes holds no privilege. */
+TEST(proxy_worker_runs_unprivileged_and_confined)
+{
+	char path[64], status[4096];
+	struct px *e = setup();
+	ssize_t n;
+	int fd;
+
+	(void)e;
+	snprintf(path, sizeof(path), "/proc/%d/status", worker_pid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	n = read(fd, status, sizeof(status) - 1);
+	ASSERT(n > 0);
+	status[n] = '\0';
+	close(fd);
+	ASSERT_EQ(status_field(status, "\nUid:\t", 10), 65534);
+	ASSERT_EQ(status_field(status, "\nGid:\t", 10), 65534);
+	ASSERT_EQ(status_field(status, "\nCapEff:\t", 16), 0);
+	ASSERT_EQ(status_field(status, "\nCapPrm:\t", 16), 0);
+	ASSERT_EQ(status_field(status, "\nNoNewPrivs:\t", 10), 1);
+	ASSERT_EQ(status_field(status, "\nSeccomp:\t", 10), 2);
 }

@@ -125,10 +125,13 @@ static int open_listener(struct daemon *d, const struct agent *a, struct proxy_a
 	__u16 want = port_load(d, a->st.name);
 	int fd = want ? listen_on(want) : -1;
 
-	if (want && fd < 0)
+	if (want && fd < 0) {
+		/* Whoever holds the port now is not agentd: the agent must not reach it. */
+		enforcer_remove_endpoint(d->e, a->st.id, loopback4, want, AGENTD_PROTO_TCP);
 		log_warn("agent %s: proxy port %u is taken (%s); choosing another: its HTTP_PROXY "
 			 "changes\n",
 			 a->st.name, want, strerror(-fd));
+	}
 	if (fd < 0)
 		fd = listen_on(0);
 	if (fd < 0)

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <netdb.h>
+#include <seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #define HEAD_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 10000
 #define CONNS_MAX 512
+#define CONNS_PER_AGENT 128 /* so that one agent cannot take every thread */
 #define ADDRS_MAX 16
 #define RELAY_BUF 65536
 
@@ -60,7 +62,7 @@ static int listeners[AGENTD_MAX_AGENTS]; /* by agent id; 0: none */
 static struct hostlist *lists[AGENTD_MAX_AGENTS];
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct conn *conns;
-static int nconns;
+static int nconns, agent_conns[AGENTD_MAX_AGENTS];
 
 static void hostlist_put(struct hostlist *hl)
 {
@@ -334,6 +336,7 @@ static void conn_free(struct conn *c)
 	if (*pp)
 		*pp = c->next;
 	nconns--;
+	agent_conns[c->agent]--;
 	close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);
@@ -374,7 +377,9 @@ static void accept_all(__u32 agent)
 		pthread_mutex_lock(&conns_lock);
 		c->next = conns;
 		conns = c;
-		full = ++nconns > CONNS_MAX;
+		nconns++;
+		agent_conns[agent]++;
+		full = nconns > CONNS_MAX || agent_conns[agent] > CONNS_PER_AGENT;
 		pthread_mutex_unlock(&conns_lock);
 		if (full) {
 			refuse(c, 503, "too-many-connections");
@@ -480,6 +485,108 @@ static int drop_privileges(pid_t daemon)
 	return getppid() == daemon ? 0 : -ESRCH;
 }
 
+/*
+ * The system calls the worker needs (threads, epoll, sockets, the resolver reading /etc and
+ * loading NSS modules); anything else fails with EPERM, and exec or tracing kills the worker.
+ */
+static int confine(void)
+{
+	static const int allow[] = {
+		SCMP_SYS(read),
+		SCMP_SYS(write),
+		SCMP_SYS(readv),
+		SCMP_SYS(writev),
+		SCMP_SYS(pread64),
+		SCMP_SYS(close),
+		SCMP_SYS(fstat),
+		SCMP_SYS(newfstatat),
+		SCMP_SYS(statx),
+		SCMP_SYS(lseek),
+		SCMP_SYS(openat),
+		SCMP_SYS(fcntl),
+		SCMP_SYS(mmap),
+		SCMP_SYS(munmap),
+		SCMP_SYS(mprotect),
+		SCMP_SYS(madvise),
+		SCMP_SYS(mremap),
+		SCMP_SYS(brk),
+		SCMP_SYS(futex),
+		SCMP_SYS(set_robust_list),
+		SCMP_SYS(rseq),
+		SCMP_SYS(clone),
+		SCMP_SYS(clone3),
+		SCMP_SYS(exit),
+		SCMP_SYS(exit_group),
+		SCMP_SYS(rt_sigprocmask),
+		SCMP_SYS(rt_sigreturn),
+		SCMP_SYS(sigaltstack),
+		SCMP_SYS(gettid),
+		SCMP_SYS(getpid),
+		SCMP_SYS(getppid),
+		SCMP_SYS(getuid),
+		SCMP_SYS(geteuid),
+		SCMP_SYS(getgid),
+		SCMP_SYS(getegid),
+		SCMP_SYS(uname),
+		SCMP_SYS(clock_gettime),
+		SCMP_SYS(clock_nanosleep),
+		SCMP_SYS(nanosleep),
+		SCMP_SYS(sched_yield),
+		SCMP_SYS(sched_getaffinity),
+		SCMP_SYS(getrandom),
+		SCMP_SYS(epoll_wait),
+		SCMP_SYS(epoll_pwait),
+		SCMP_SYS(epoll_ctl),
+		SCMP_SYS(epoll_create1),
+		SCMP_SYS(poll),
+		SCMP_SYS(ppoll),
+		SCMP_SYS(accept4),
+		SCMP_SYS(connect),
+		SCMP_SYS(sendto),
+		SCMP_SYS(recvfrom),
+		SCMP_SYS(sendmsg),
+		SCMP_SYS(recvmsg),
+		SCMP_SYS(sendmmsg),
+		SCMP_SYS(recvmmsg),
+		SCMP_SYS(shutdown),
+		SCMP_SYS(getsockopt),
+		SCMP_SYS(setsockopt),
+		SCMP_SYS(getsockname),
+		SCMP_SYS(getpeername),
+		SCMP_SYS(restart_syscall),
+		SCMP_SYS(tgkill),
+	};
+	static const int kill[] = {
+		SCMP_SYS(execve),
+		SCMP_SYS(execveat),
+		SCMP_SYS(ptrace),
+		SCMP_SYS(process_vm_readv),
+		SCMP_SYS(process_vm_writev),
+		SCMP_SYS(bpf),
+		SCMP_SYS(mount),
+		SCMP_SYS(setuid),
+		SCMP_SYS(setresuid),
+		SCMP_SYS(unshare),
+		SCMP_SYS(setns),
+	};
+	static const int families[] = { AF_INET, AF_INET6, AF_UNIX };
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	int err = ctx ? 0 : -ENOMEM;
+	size_t i;
+
+	for (i = 0; !err && i < sizeof(allow) / sizeof(allow[0]); i++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
+	for (i = 0; !err && i < sizeof(kill) / sizeof(kill[0]); i++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, kill[i], 0);
+	for (i = 0; !err && i < sizeof(families) / sizeof(families[0]); i++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+				       SCMP_A0(SCMP_CMP_EQ, families[i]));
+	if (!err)
+		err = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return err;
+}
+
 void proxy_worker_main(int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 }, evs[32];
@@ -493,13 +600,17 @@ void proxy_worker_main(int fd)
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGTERM, SIG_DFL);
 	err = drop_privileges(daemon);
+	if (!err)
+		err = confine();
 	if (err) {
 		log_err("proxy worker: dropping privileges: %s\n", strerror(-err));
 		_exit(1);
 	}
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ctl_fd, &ev))
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ctl_fd, &ev)) {
+		log_err("proxy worker: epoll: %s\n", strerror(errno));
 		_exit(1);
+	}
 	for (;;) {
 		n = epoll_wait(ep, evs, 32, -1);
 		for (i = 0; i < n; i++) {
