@@ -31,7 +31,7 @@ endif
 # Packages needed to build, test and run; `make deps` installs what is missing.
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
-	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema
+	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema curl
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)

@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include "daemon.h"
 #include "log.h"
@@ -287,6 +288,7 @@ static void on_worker(void *ctx, int fd, uint32_t events)
 
 static int spawn(struct daemon *d)
 {
+	static const struct timeval order_timeout = { .tv_sec = 1 };
 	int sv[2], err;
 	pid_t pid;
 
@@ -306,6 +308,9 @@ static int spawn(struct daemon *d)
 		proxy_worker_main(3);
 	}
 	close(sv[1]);
+	/* Orders are small and the worker reads them at once; a hung worker must not hang the
+	 * daemon's loop either. */
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &order_timeout, sizeof(order_timeout));
 	worker.pid = pid;
 	worker.fd = sv[0];
 	worker.spawned_ms = now_ms();
