@@ -704,3 +704,35 @@ TEST(proxy_worker_runs_unprivileged_and_confined)
 	ASSERT_EQ(status_field(status, "\nNoNewPrivs:\t", 10), 1);
 	ASSERT_EQ(status_field(status, "\nSeccomp:\t", 10), 2);
 }
+
+/* Removing an agent closes its door at once: its listener, and the tunnels it has open. */
+TEST(proxy_agent_removal_cuts_its_tunnels)
+{
+	static const char req[] = "CONNECT allowed.test:8080 HTTP/1.1\r\n\r\n";
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct px *e = setup();
+	struct pollfd pfd = { .events = POLLIN };
+	char buf[256], out[4096];
+	size_t len = 0;
+	ssize_t n;
+
+	/* From outside any agent (loopback is open to it): a tunnel the server keeps waiting on. */
+	sa.sin_port = htons(e->port);
+	pfd.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_OK(pfd.fd);
+	ASSERT_OK(connect(pfd.fd, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_EQ(send(pfd.fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (long)sizeof(req) - 1);
+	while (len < sizeof(ok) - 1 && poll(&pfd, 1, 10000) == 1 &&
+	       (n = recv(pfd.fd, buf + len, sizeof(ok) - 1 - len, 0)) > 0)
+		len += n;
+	ASSERT_EQ(len, sizeof(ok) - 1);
+	ASSERT_EQ(seen(&e->seen->public_conns), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "t-px", NULL), 0);
+	/* Cut: the end of the stream, not the server's answer (it waits 5 s for a request). */
+	ASSERT_EQ(poll(&pfd, 1, 20000), 1);
+	ASSERT_EQ(recv(pfd.fd, buf, sizeof(buf), 0), 0);
+	close(pfd.fd);
+	audit_line(e, "allowed.test", "allow", "down=0");
+}

@@ -40,6 +40,7 @@
 
 struct hostlist {
 	atomic_int refs;
+	atomic_bool gone; /* the agent was removed: its connections end */
 	bool no_policy;
 	size_t n;
 	char **hosts; /* point into buf */
@@ -93,6 +94,7 @@ static struct hostlist *hostlist_new(const struct proxy_msg *m)
 	for (i = 0; i < m->len; i += strlen(hl->buf + i) + 1)
 		hl->hosts[hl->n++] = hl->buf + i;
 	atomic_init(&hl->refs, 1);
+	atomic_init(&hl->gone, false);
 	return hl;
 }
 
@@ -112,16 +114,17 @@ static void report(struct conn *c)
 		log_err("proxy worker: report for agent %u: %s\n", c->agent, strerror(errno));
 }
 
-static void send_all(int fd, const char *p, size_t n)
+static int send_all(int fd, const char *p, size_t n)
 {
 	ssize_t w;
 
 	while (n) {
 		w = send(fd, p, n, MSG_NOSIGNAL);
 		if (w <= 0)
-			return;
+			return -1;
 		p += w, n -= w;
 	}
+	return 0;
 }
 
 static void refuse(struct conn *c, int status, const char *why)
@@ -274,13 +277,12 @@ static void relay(struct conn *c)
 			if (pfd[i].fd < 0 || !pfd[i].revents)
 				continue;
 			n = recv(fds[i], buf, RELAY_BUF, 0);
-			if (n > 0) {
-				send_all(fds[!i], buf, n);
+			if (n > 0 && !send_all(fds[!i], buf, n)) {
 				*count[i] += n;
 				continue;
 			}
 			/* An error (a reset, or the agent's removal) ends both directions. */
-			open = n < 0 ? 0 : open - 1;
+			open = n ? 0 : open - 1;
 			pfd[i].fd = -1;
 			shutdown(fds[!i], SHUT_WR);
 		}
@@ -309,7 +311,14 @@ static void serve(struct conn *c)
 		return;
 	}
 	n = resolve(c, &req, ss, lens);
-	if (n < 0 || connect_checked(c, ss, lens, n))
+	if (n < 0)
+		return;
+	/* The resolution may have taken seconds: an agent removed meanwhile connects nowhere. */
+	if (atomic_load(&c->hl->gone)) {
+		refuse(c, 403, "agent-removed");
+		return;
+	}
+	if (connect_checked(c, ss, lens, n))
 		return;
 	c->rep.status = 200;
 	extra = c->len - req.head_len;
@@ -404,6 +413,8 @@ static void agent_down(int ep, __u32 agent)
 		close(listeners[agent]);
 		listeners[agent] = 0;
 	}
+	if (lists[agent])
+		atomic_store(&lists[agent]->gone, true);
 	hostlist_put(lists[agent]);
 	lists[agent] = NULL;
 	pthread_mutex_lock(&conns_lock);
