@@ -31,7 +31,7 @@ endif
 # Packages needed to build, test and run; `make deps` installs what is missing.
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
-	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema
+	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema curl
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)
@@ -177,6 +177,8 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_events 2
 	$(Q)echo "== host: the audit writer alone (selftests/audit/bench_writer.c)"
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
+	$(Q)echo "== host: the egress proxy against direct connections (selftests/bench/bench_proxy.c)"
+	$(Q)$(OUT)/selftests/bench_proxy 4000 1024
 	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c), and lsm/ against"
 	$(Q)echo "   lsm_cgroup/ attachment (selftests/bench/bench_lsm_cgroup.c)"
 	$(Q)VM_SMP=2 VM_TIMEOUT=2400 selftests/vm/vm.sh bench

@@ -387,6 +387,39 @@ int enforcer_remove_cgroup(struct enforcer *e, const char *path)
 	return 0;
 }
 
+static void endpoint_key(struct agentd_endpoint_key *k, __u32 agent_id, const __u8 addr[16],
+			 __u16 port, __u8 protocol)
+{
+	memset(k, 0, sizeof(*k));
+	k->agent_id = agent_id;
+	k->port = port;
+	k->protocol = protocol;
+	memcpy(k->addr, addr, 16);
+}
+
+int enforcer_add_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr[16], __u16 port,
+			  __u8 protocol)
+{
+	struct agentd_endpoint_key k;
+	__u32 one = 1;
+
+	endpoint_key(&k, agent_id, addr, port, protocol);
+	if (bpf_map_update_elem(enforcer_map_fd(e, "endpoints"), &k, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int enforcer_remove_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr[16], __u16 port,
+			     __u8 protocol)
+{
+	struct agentd_endpoint_key k;
+
+	endpoint_key(&k, agent_id, addr, port, protocol);
+	if (bpf_map_delete_elem(enforcer_map_fd(e, "endpoints"), &k))
+		return -errno;
+	return 0;
+}
+
 int enforcer_consume(struct enforcer *e, int timeout_ms)
 {
 	int n, m;

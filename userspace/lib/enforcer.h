@@ -49,6 +49,16 @@ const char *const *enforcer_missing_hooks(const struct enforcer *e);
 int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id);
 int enforcer_remove_cgroup(struct enforcer *e, const char *path);
 
+/*
+ * Opens (or closes) a loopback endpoint of agentd's to agent_id: addr (16 bytes, IPv4 as
+ * IPv4-mapped), port (host order), protocol AGENTD_PROTO_TCP or _UDP. The cgroup programs let
+ * an agent reach loopback only at its endpoints. Returns 0 or -errno (-ENOENT: not there).
+ */
+int enforcer_add_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr[16], __u16 port,
+			  __u8 protocol);
+int enforcer_remove_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr[16], __u16 port,
+			     __u8 protocol);
+
 /* Waits up to timeout_ms, then consumes every pending event. Returns events consumed or -errno. */
 int enforcer_consume(struct enforcer *e, int timeout_ms);
 /* Events the kernel could not record for agent_id, summed over CPUs. */

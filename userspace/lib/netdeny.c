@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,4 +116,51 @@ int netdeny_default(struct agentd_addr_key *out, size_t max)
 			return err;
 	}
 	return n;
+}
+
+static struct agentd_addr_key deny_list[128];
+static int deny_n;
+static pthread_once_t deny_once = PTHREAD_ONCE_INIT;
+
+static void deny_init(void)
+{
+	deny_n = netdeny_default(deny_list, sizeof(deny_list) / sizeof(deny_list[0]));
+}
+
+static bool prefix_match(const struct agentd_addr_key *k, const __u8 addr[16])
+{
+	unsigned int b = k->prefixlen / 8, r = k->prefixlen % 8;
+
+	if (memcmp(k->addr, addr, b))
+		return false;
+	return !r || !((k->addr[b] ^ addr[b]) & (0xff00 >> r));
+}
+
+bool netdeny_addr_denied(const __u8 addr[16])
+{
+	int i;
+
+	pthread_once(&deny_once, deny_init);
+	/* Fail closed: a list that did not build denies everything. */
+	if (deny_n <= 0)
+		return true;
+	for (i = 0; i < deny_n; i++)
+		if (prefix_match(&deny_list[i], addr))
+			return true;
+	return false;
+}
+
+bool netdeny_sockaddr_denied(const struct sockaddr *sa)
+{
+	__u8 addr[16] = {};
+
+	if (sa->sa_family == AF_INET) {
+		addr[10] = addr[11] = 0xff;
+		memcpy(addr + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		memcpy(addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	} else {
+		return true;
+	}
+	return netdeny_addr_denied(addr);
 }
