@@ -132,7 +132,8 @@ int landlock_compile(const struct policy *p, int abi, struct landlock_plan **out
 		landlock_plan_free(pl);
 		return err;
 	}
-	qsort(pl->rules, pl->n, sizeof(*pl->rules), cmp_rule);
+	if (pl->n)
+		qsort(pl->rules, pl->n, sizeof(*pl->rules), cmp_rule);
 	*out = pl;
 	return 0;
 }

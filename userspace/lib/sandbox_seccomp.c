@@ -14,7 +14,12 @@
 #include <errno.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include "sandbox_seccomp.h"
 
 #ifndef CLONE_NEWTIME
@@ -43,9 +48,6 @@ static const char *const io_uring_calls[] = { "io_uring_setup", "io_uring_enter"
 static const unsigned long ns_flags[] = { CLONE_NEWNS,	CLONE_NEWCGROUP, CLONE_NEWUTS,
 					  CLONE_NEWIPC, CLONE_NEWUSER,	 CLONE_NEWPID,
 					  CLONE_NEWNET, CLONE_NEWTIME };
-
-/* personality(2) values Docker allows: Linux, Linux32, UNAME26 (and both), and the query. */
-#define PER_QUERY 0xffffffffUL
 
 void sandbox_seccomp_from_policy(const struct policy *p, struct sandbox_seccomp *s)
 {
@@ -117,15 +119,34 @@ static int deny_namespaces(scmp_filter_ctx ctx)
 	return err;
 }
 
-static int deny_personality(scmp_filter_ctx ctx)
+/*
+ * personality(2): only the values Docker allows (Linux, Linux32, UNAME26, both, and the
+ * query), so that an agent cannot turn on READ_IMPLIES_EXEC or ADDR_NO_RANDOMIZE. libseccomp
+ * cannot say "none of these values" (one comparison per argument and rule), so this is a second,
+ * ten-instruction filter; it compares the low 32 bits, which are all the kernel reads.
+ */
+static int load_personality(bool log)
 {
-	static const unsigned long allowed[] = { 0, 0x8, 0x20000, 0x20008, PER_QUERY };
-	struct scmp_arg_cmp cmp[5];
-	size_t i;
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* libseccomp's architecture tokens are the kernel's AUDIT_ARCH_ values. */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, seccomp_arch_native(), 0, 8),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 6),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20000, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20008, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
-	for (i = 0; i < 5; i++)
-		cmp[i] = arg(0, SCMP_CMP_NE, allowed[i], 0);
-	return deny(ctx, "personality", EPERM, 5, cmp);
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, log ? SECCOMP_FILTER_FLAG_LOG : 0, &prog))
+		return -errno;
+	return 0;
 }
 
 /* socket and socketpair: the families and types (low four bits of the type) not granted. */
@@ -139,7 +160,8 @@ static int deny_sockets(scmp_filter_ctx ctx, const struct sandbox_seccomp *s)
 		for (v = 0; !err && v < AF_MAX; v++) {
 			if (s->families & (1ULL << v))
 				continue;
-			cmp = arg(0, SCMP_CMP_EQ, v, 0);
+			/* The kernel reads an int: compare the low 32 bits only. */
+			cmp = arg(0, SCMP_CMP_MASKED_EQ, 0xffffffff, v);
 			err = deny(ctx, calls[i], EPERM, 1, &cmp);
 		}
 		cmp = arg(0, SCMP_CMP_GE, AF_MAX, 0);
@@ -175,11 +197,9 @@ int sandbox_seccomp_load(const struct sandbox_seccomp *s)
 	if (!err)
 		err = deny_namespaces(ctx);
 	if (!err)
-		err = deny_personality(ctx);
-	if (!err)
 		err = deny_sockets(ctx, s);
 	if (!err)
 		err = seccomp_load(ctx);
 	seccomp_release(ctx);
-	return err;
+	return err ? err : load_personality(s->log);
 }
