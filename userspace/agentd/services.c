@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "daemon.h"
+#include "layers_status.h"
 #include "services.h"
 
 int services_start(struct daemon *d)
@@ -31,10 +32,10 @@ void services_agent_down(struct daemon *d, struct agent *a)
 
 void services_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 {
-	(void)d, (void)a, (void)obj;
+	layers_status_agent_json(d, a, obj);
 }
 
 void services_status_json(struct daemon *d, json_t *reply)
 {
-	(void)d, (void)reply;
+	layers_status_json(d, reply);
 }
