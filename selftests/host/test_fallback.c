@@ -240,7 +240,7 @@ TEST(fallback_gap_matches_the_kernel)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
 		  0);
 	ASSERT_EQ(policy_load(e->policy, NULL, NULL, &p, &errs), 0);
-	layers_for_run(false, probe_landlock_abi(), NULL, &l);
+	layers_for_run(false, probe_landlock_abi(), probe_seccomp() == 0, NULL, &l);
 	ASSERT_EQ(layers_gap(p, &l, &g), 0);
 	for (k = 0; expected[k]; k++) {
 		if (k >= g.n)

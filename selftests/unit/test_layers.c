@@ -183,12 +183,14 @@ TEST(layers_parse_and_enforcers)
 	ASSERT_STREQ(buf, "seccomp, Landlock ABI 3");
 	layers_enforcer(&l, PART_SOCKETS, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "seccomp, cgroup-BPF");
-	layers_for_run(true, 7, NULL, &l);
+	layers_for_run(true, 7, true, NULL, &l);
 	layers_enforcer(&l, PART_FILES, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "BPF LSM");
 	ASSERT(!layers_use_landlock(&l));
-	layers_for_run(false, 0, NULL, &l);
+	layers_for_run(false, 0, false, NULL, &l);
 	layers_enforcer(&l, PART_EXEC, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "NOT ENFORCED");
+	layers_enforcer(&l, PART_SELF, buf, sizeof(buf));
 	ASSERT_STREQ(buf, "NOT ENFORCED");
 	ASSERT_EQ(layers_parse("landlock:0", 0, &l), -EINVAL);
 	ASSERT_EQ(layers_parse("landlock:x", 0, &l), -EINVAL);

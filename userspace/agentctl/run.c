@@ -116,7 +116,7 @@ static void child(const struct run_opts *o, const struct passwd *pw, const struc
 		step = "no_new_privs";
 	if (!err && sb->ruleset_fd >= 0 && (err = landlock_restrict(sb->ruleset_fd)))
 		step = "Landlock";
-	if (!err && (err = sandbox_seccomp_load(&sb->seccomp)))
+	if (!err && (sb->layers.set & LAYER_SECCOMP) && (err = sandbox_seccomp_load(&sb->seccomp)))
 		step = "seccomp";
 	if (err) {
 		fprintf(stderr, "agentctl: run: %s: %s\n", step, strerror(-err));
@@ -259,8 +259,8 @@ static int prepare(const struct run_opts *o, const json_t *agent, struct sandbox
 		return status;
 	if (cgroup2_mount(root, sizeof(root)))
 		root[0] = '\0';
-	layers_for_run(json_is_true(json_object_get(e, "bpf_lsm")), probe_landlock_abi(), root,
-		       &sb->layers);
+	layers_for_run(json_is_true(json_object_get(e, "bpf_lsm")), probe_landlock_abi(),
+		       probe_seccomp() == 0, root, &sb->layers);
 	status = say_gap(o, sb);
 	if (status)
 		return status;

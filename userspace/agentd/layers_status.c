@@ -11,7 +11,7 @@
 
 static void layers_of(const struct daemon *d, struct layers *l)
 {
-	layers_for_run(d->lsm, d->probe.landlock_abi, d->probe.cgroup2, l);
+	layers_for_run(d->lsm, d->probe.landlock_abi, !d->probe.seccomp_err, d->probe.cgroup2, l);
 }
 
 void layers_status_agent_json(struct daemon *d, const struct agent *a, json_t *obj)

@@ -59,10 +59,11 @@ int layers_parse(const char *list, int abi_default, struct layers *l)
 	return l->set ? 0 : -EINVAL;
 }
 
-void layers_for_run(bool lsm, int landlock_abi, const char *cgroup_root, struct layers *l)
+void layers_for_run(bool lsm, int landlock_abi, bool seccomp, const char *cgroup_root,
+		    struct layers *l)
 {
 	memset(l, 0, sizeof(*l));
-	l->set = LAYER_CGROUP | LAYER_SECCOMP;
+	l->set = LAYER_CGROUP | (seccomp ? LAYER_SECCOMP : 0);
 	if (lsm)
 		l->set |= LAYER_BPF_LSM;
 	else if (landlock_abi > 0)

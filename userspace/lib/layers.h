@@ -42,8 +42,9 @@ struct gap {
  */
 int layers_parse(const char *list, int abi_default, struct layers *l);
 /* The layers an agent that agentctl run starts gets on a kernel: BPF LSM when lsm, cgroup-BPF,
- * seccomp, and Landlock (abi > 0) where BPF LSM is not. */
-void layers_for_run(bool lsm, int landlock_abi, const char *cgroup_root, struct layers *l);
+ * seccomp where the kernel has it, and Landlock (abi > 0) where BPF LSM is not. */
+void layers_for_run(bool lsm, int landlock_abi, bool seccomp, const char *cgroup_root,
+		    struct layers *l);
 /* "BPF LSM, cgroup-BPF, Landlock ABI 7, seccomp" */
 void layers_format(const struct layers *l, char *buf, size_t bufsz);
 

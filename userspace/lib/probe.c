@@ -105,8 +105,7 @@ int probe_landlock_abi(void)
 	return abi < 0 ? -errno : (int)abi;
 }
 
-/* Whether a filter answering ERRNO can be installed; asks without installing one. */
-static int probe_seccomp(void)
+int probe_seccomp(void)
 {
 	__u32 action = SECCOMP_RET_ERRNO;
 

@@ -32,6 +32,9 @@ int mount_kernel_fs(void);
 
 /* The running kernel's Landlock ABI version, or -errno (-EOPNOTSUPP, -ENOSYS). */
 int probe_landlock_abi(void);
+/* 0 when a seccomp filter answering an errno can be installed (asked, not installed), else
+ * -errno. */
+int probe_seccomp(void);
 /* Fills p; never fails: what cannot be found is recorded in p. */
 void probe_kernel(struct probe *p);
 /* Whether every BPF LSM rule can be enforced on this kernel. */
