@@ -11,6 +11,7 @@ import sys
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_BPF = 321  # x86_64
 CLONE_NEWUSER = 0x10000000
+PTRACE_SEIZE = 0x4206
 
 
 def syscall_result(ret):
@@ -75,6 +76,9 @@ OPS = {
     "bpf": lambda: syscall_result(libc.syscall(SYS_BPF, 0, None, 0)),
     "userns": lambda: syscall_result(libc.unshare(CLONE_NEWUSER)),
     "connect": connect,
+    # Seize does not stop the tracee; the tracer's exit lets it go.
+    "ptrace": lambda pid: syscall_result(libc.ptrace(PTRACE_SEIZE, int(pid), None, None)),
+    "signal": lambda pid: os.kill(int(pid), 0),
     "netlink": netlink_socket,
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host tier, where BPF LSM is unavailable: the fallback layers for real, through a daemon
- * (--allow-partial) and agentctl run. The file, exec and network cases of the enforcement drill
- * that the fallback claims are denied with the errno of the layer that denies them (Landlock
- * EACCES, seccomp and cgroup-BPF EPERM); and the gap agentd reports matches the kernel: every
+ * (--allow-partial) and agentctl run. The file, exec, network and self-protection cases of the
+ * enforcement drill that the fallback claims are denied with the errno of the layer that denies
+ * them (Landlock EACCES on files, EPERM on ptrace and signals; seccomp and cgroup-BPF EPERM); and the gap agentd reports matches the kernel: every
  * case it claims is denied, every case in the gap is allowed.
  */
 #include <arpa/inet.h>
@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "cgroup.h"
 #include "harness.h"
@@ -130,6 +132,28 @@ static int listener(int *port)
 	return fd;
 }
 
+static void kill_outsider(void *arg)
+{
+	pid_t pid = (pid_t)(long)arg;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* A task outside every agent, waiting to be killed when the test ends. */
+static pid_t start_outsider(void)
+{
+	pid_t pid = fork();
+
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	test_defer(kill_outsider, (void *)(long)pid);
+	return pid;
+}
+
 /* What the probe said of one try ("ok", "EACCES", ...), from its output. */
 static const char *outcome(const char *out, const char *name, char *buf, size_t bufsz)
 {
@@ -178,9 +202,10 @@ static void probe(struct env *e, char *out, size_t outsz, const char *const *tri
 TEST(fallback_enforces_files_exec_network)
 {
 	struct env *e = setup();
-	char t[12][PATH_MAX + 64], out[8192];
-	const char *tries[13];
+	char t[14][PATH_MAX + 64], out[8192];
+	const char *tries[15];
 	int lfd, port, i = 0;
+	pid_t outsider = start_outsider();
 
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
 		  0);
@@ -196,6 +221,8 @@ TEST(fallback_enforces_files_exec_network)
 	snprintf(t[i++], sizeof(t[0]), "userns:userns");
 	snprintf(t[i++], sizeof(t[0]), "netlink:netlink");
 	snprintf(t[i++], sizeof(t[0]), "connect-loopback:connect:%d", port);
+	snprintf(t[i++], sizeof(t[0]), "ptrace-outside:ptrace:%d", (int)outsider);
+	snprintf(t[i++], sizeof(t[0]), "signal-outside:signal:%d", (int)outsider);
 	for (int k = 0; k < i; k++)
 		tries[k] = t[k];
 	tries[i] = NULL;
@@ -211,6 +238,9 @@ TEST(fallback_enforces_files_exec_network)
 	EXPECT(out, "userns", "EPERM");
 	EXPECT(out, "netlink", "EPERM"); /* a family the policy does not grant */
 	EXPECT(out, "connect-loopback", "EPERM"); /* cgroup-BPF, structural deny */
+	/* Landlock: a task outside its domain (signals from ABI 6 on; this test needs it). */
+	EXPECT(out, "ptrace-outside", "EPERM");
+	EXPECT(out, "signal-outside", probe_landlock_abi() >= 6 ? "EPERM" : "ok");
 	close(lfd);
 }
 
