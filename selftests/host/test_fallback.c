@@ -57,7 +57,8 @@ static void path_in(char *out, size_t outsz, const char *dir, const char *name)
 
 /*
  * A workspace D/ws (read, write, create, ...) with a deny inside it (D/ws/secret), a file outside
- * (D/outside), a copy of true in the workspace (readable, not executable), the probe script;
+ * (D/outside), a read-only file outside (D/readonly) with a second name in the workspace
+ * (D/ws/alias), a copy of true in the workspace (readable, not executable), the probe script;
  * the userland to run python3, and only sh, cat and python3 to execute.
  */
 static const char policy_fmt[] =
@@ -70,7 +71,8 @@ static const char policy_fmt[] =
 	"  {\"path\": \"/usr/bin\", \"rights\": [\"read\"]},\n"
 	"  {\"path\": \"%s/ws\", \"rights\": [\"read\", \"write\", \"create\", \"remove\", "
 	"\"link\", \"truncate\"]},\n"
-	"  {\"path\": \"%s/ws/secret\", \"rights\": []}],\n"
+	"  {\"path\": \"%s/ws/secret\", \"rights\": []},\n"
+	"  {\"path\": \"%s/readonly\", \"rights\": [\"read\"]}],\n"
 	" \"exec\": {\"allow\": [\"/bin/sh\", \"/usr/bin/cat\", \"/usr/bin/python3\"]},\n"
 	" \"network\": {\"sockets\": [\"inet\", \"unix\"]}}\n";
 
@@ -105,12 +107,16 @@ static struct env *setup(void)
 	test_write(path, "notes\n", 0644);
 	path_in(path, sizeof(path), e.dir, "outside");
 	test_write(path, "outside\n", 0644);
+	path_in(path, sizeof(path), e.dir, "readonly");
+	test_write(path, "readonly\n", 0644);
+	path_in(src, sizeof(src), e.ws, "alias");
+	ASSERT_OK(link(path, src));
 	path_in(path, sizeof(path), e.ws, "true");
 	test_copy("/usr/bin/true", path, 0755);
 	snprintf(src, sizeof(src), "%s/../selftests/host/fallback_probe.py", test_bin_dir());
 	path_in(path, sizeof(path), e.ws, "probe.py");
 	test_copy(src, path, 0644);
-	snprintf(text, sizeof(text), policy_fmt, e.dir, e.dir);
+	snprintf(text, sizeof(text), policy_fmt, e.dir, e.dir, e.dir);
 	test_write(e.policy, text, 0644);
 	setenv("AGENTD_CONTROL", e.control, 1);
 	start_agentd(&e);
@@ -202,8 +208,8 @@ static void probe(struct env *e, char *out, size_t outsz, const char *const *tri
 TEST(fallback_enforces_files_exec_network)
 {
 	struct env *e = setup();
-	char t[14][PATH_MAX + 64], out[8192];
-	const char *tries[15];
+	char t[15][PATH_MAX + 64], out[8192];
+	const char *tries[16];
 	int lfd, port, i = 0;
 	pid_t outsider = start_outsider();
 
@@ -214,6 +220,7 @@ TEST(fallback_enforces_files_exec_network)
 	snprintf(t[i++], sizeof(t[0]), "read-outside:read:%s/outside", e->dir);
 	snprintf(t[i++], sizeof(t[0]), "write-ws:write:%s/new", e->ws);
 	snprintf(t[i++], sizeof(t[0]), "write-outside:write:%s/new", e->dir);
+	snprintf(t[i++], sizeof(t[0]), "write-readonly:write:%s/readonly", e->dir);
 	snprintf(t[i++], sizeof(t[0]), "exec-allowed:exec:/usr/bin/cat:/dev/null");
 	snprintf(t[i++], sizeof(t[0]), "exec-outside:exec:/usr/bin/true");
 	snprintf(t[i++], sizeof(t[0]), "exec-ws:exec:%s/true", e->ws);
@@ -231,6 +238,7 @@ TEST(fallback_enforces_files_exec_network)
 	EXPECT(out, "read-outside", "EACCES"); /* Landlock */
 	EXPECT(out, "write-ws", "ok");
 	EXPECT(out, "write-outside", "EACCES");
+	EXPECT(out, "write-readonly", "EACCES");
 	EXPECT(out, "exec-allowed", "ok");
 	EXPECT(out, "exec-outside", "EACCES");
 	EXPECT(out, "exec-ws", "EACCES"); /* a copy of an allowed binary is not allowed */
@@ -251,17 +259,14 @@ TEST(fallback_enforces_files_exec_network)
  */
 TEST(fallback_gap_matches_the_kernel)
 {
-	static const char *const expected[] = { "D/ws/secret",
-						"files: setattr",
-						"exec: executable mappings",
-						"exec.allow_memfd",
-						"self: module autoload",
-						"agentctl attach",
-						NULL };
+	static const char *const expected[] = { "D/ws/secret",	    "files: other names",
+						"files: setattr",   "exec: executable mappings",
+						"exec.allow_memfd", "self: module autoload",
+						"agentctl attach",  NULL };
 	struct env *e = setup();
 	struct policy_errors errs = { 0 };
-	char t[4][PATH_MAX + 64], out[8192], want[PATH_MAX];
-	const char *tries[5];
+	char t[5][PATH_MAX + 64], out[8192], want[PATH_MAX];
+	const char *tries[6];
 	struct policy *p = NULL;
 	struct layers l;
 	struct gap g;
@@ -289,14 +294,16 @@ TEST(fallback_gap_matches_the_kernel)
 	snprintf(t[1], sizeof(t[1]), "setattr:chmod:%s/outside", e->dir);
 	snprintf(t[2], sizeof(t[2]), "mapping:ldso:" LDSO ":%s/true", e->ws);
 	snprintf(t[3], sizeof(t[3]), "memfd:memfd:%s/true", e->ws);
-	for (k = 0; k < 4; k++)
+	snprintf(t[4], sizeof(t[4]), "other-name:write:%s/alias", e->ws);
+	for (k = 0; k < 5; k++)
 		tries[k] = t[k];
-	tries[4] = NULL;
+	tries[5] = NULL;
 	probe(e, out, sizeof(out), tries);
 	EXPECT(out, "deny-inside-allow", "ok");
 	EXPECT(out, "setattr", "ok");
 	EXPECT(out, "mapping", "ok");
 	EXPECT(out, "memfd", "ok");
+	EXPECT(out, "other-name", "ok"); /* D/readonly's own rule grants read only */
 }
 
 /* The same gap through the CLI: policy check --layers names it, run --require full refuses. */
@@ -310,7 +317,7 @@ TEST(fallback_require_full_refuses_here)
 		  0);
 	snprintf(want, sizeof(want), "  %s/ws/secret: deny inside the allowed tree %s/ws", e->dir,
 		 e->dir);
-	if (!strstr(out, "6 rules NOT ENFORCED by cgroup-BPF, Landlock ABI") || !strstr(out, want))
+	if (!strstr(out, "7 rules NOT ENFORCED by cgroup-BPF, Landlock ABI") || !strstr(out, want))
 		FAIL("policy check --layers: %s", out);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
 		  0);
@@ -336,7 +343,7 @@ TEST(fallback_run_refuses_a_policy_changed_since_loaded)
 
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
 		  0);
-	snprintf(text, sizeof(text), policy_fmt, e->dir, e->dir);
+	snprintf(text, sizeof(text), policy_fmt, e->dir, e->dir, e->dir);
 	strcpy(strstr(text, "\"/usr/bin/python3\""), "\"/usr/bin/python3\", \"/usr/bin/true\"]},\n"
 						     " \"network\": {\"sockets\": [\"inet\", "
 						     "\"unix\"]}}\n");

@@ -83,9 +83,10 @@ TEST(gap_landlock_seccomp_cgroup)
 	char buf[2048];
 
 	test_defer(free_policy, p);
-	ASSERT_STREQ(rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
-		     "D/ws/secret|D/ws/ro|files: setattr|exec: executable mappings|"
-		     "exec.allow_memfd|self: module autoload|agentctl attach");
+	ASSERT_STREQ(
+		rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
+		"D/ws/secret|D/ws/ro|files: other names|files: setattr|exec: executable mappings|"
+		"exec.allow_memfd|self: module autoload|agentctl attach");
 }
 
 TEST(gap_why_names_the_enclosing_rule_and_the_rights)
@@ -120,12 +121,13 @@ TEST(gap_old_abi_without_seccomp)
 
 	test_defer(free_policy, p);
 	ASSERT_STREQ(rules(p, "cgroup,landlock:1", 0, buf, sizeof(buf)),
-		     "D/ws/secret|D/ws/ro|files: setattr|files: truncate|"
+		     "D/ws/secret|D/ws/ro|files: other names|files: setattr|files: truncate|"
 		     "exec: executable mappings|exec.allow_memfd|self: module autoload|"
 		     "self: syscalls|self: signals|agentctl attach|network.sockets");
-	ASSERT_STREQ(rules(p, "cgroup,landlock:5,seccomp", 0, buf, sizeof(buf)),
-		     "D/ws/secret|D/ws/ro|files: setattr|exec: executable mappings|"
-		     "exec.allow_memfd|self: module autoload|self: signals|agentctl attach");
+	ASSERT_STREQ(
+		rules(p, "cgroup,landlock:5,seccomp", 0, buf, sizeof(buf)),
+		"D/ws/secret|D/ws/ro|files: other names|files: setattr|exec: executable mappings|"
+		"exec.allow_memfd|self: module autoload|self: signals|agentctl attach");
 }
 
 TEST(gap_with_bpf_lsm_is_empty_unless_a_layer_is_missing)
@@ -157,13 +159,14 @@ TEST(gap_exec_writable_link_io_uring_cgroup)
 
 	test_defer(free_policy, p);
 	ASSERT_STREQ(rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
-		     "D/bin/tool|files: setattr|D|D/bin/tool|exec: executable mappings|"
+		     "D/bin/tool|files: other names|files: setattr|D|D/bin/tool|"
+		     "exec: executable mappings|"
 		     "self: module autoload|agentctl attach|io_uring|audit.log_allows");
 	/* The same tree as the cgroup mount: writes to cgroup files are lost. */
 	ASSERT_EQ(layers_parse("landlock,seccomp,cgroup", 7, &l), 0);
 	snprintf(l.cgroup_root, sizeof(l.cgroup_root), "%s/ws", dir);
 	ASSERT_EQ(layers_gap(p, &l, &g), 0);
-	ASSERT_STREQ(g.v[5].rule, "self: cgroup files");
+	ASSERT_STREQ(g.v[6].rule, "self: cgroup files");
 	gap_free(&g);
 }
 

@@ -299,6 +299,28 @@ static int gap_narrowing(const struct view *v, int abi, struct gap *g)
 	return err;
 }
 
+/*
+ * Rules follow objects under BPF LSM (an object's own rule decides, by whatever name it is
+ * reached) and paths under Landlock (the rights of the name's tree are added): an object with a
+ * rule of its own that also has a name in a tree granting more, a hard link or a bind mount made
+ * before the agent started, gets more. Said once, when some rule grants what another lacks.
+ */
+static int gap_other_names(const struct view *v, int abi, struct gap *g)
+{
+	size_t i, j;
+
+	for (i = 0; i < v->n; i++)
+		for (j = 0; j < v->n; j++)
+			if (i != j && (v->r[j].rights & ~v->r[i].rights & expressible(abi)))
+				return item(
+					g, "files: other names",
+					"a rule follows its object under BPF LSM, the path under "
+					"Landlock: a hard link or bind mount of an object into a "
+					"tree granting more (made before the agent started) gets "
+					"that tree's rights");
+	return 0;
+}
+
 /* Rights Landlock has no bit for, or gets only from a later ABI: denied nowhere. */
 static int gap_rights(const struct view *v, int abi, struct gap *g)
 {
@@ -386,6 +408,8 @@ static int gap_files(const struct policy *p, const struct layers *l, struct gap 
 	err = view_build(p, &v);
 	if (!err)
 		err = gap_narrowing(&v, l->landlock_abi, g);
+	if (!err)
+		err = gap_other_names(&v, l->landlock_abi, g);
 	if (!err)
 		err = gap_rights(&v, l->landlock_abi, g);
 	if (!err)
