@@ -81,8 +81,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			o->user = argv[++i];
 		else if (!strcmp(argv[i], "--cwd"))
 			o->cwd = argv[++i];
-		else if (!strcmp(argv[i], "--require") && !strcmp(argv[i + 1], "full"))
-			o->require_full = (++i, true);
+		else if (!strcmp(argv[i], "--require") && !strcmp(argv[++i], "full"))
+			o->require_full = true;
 		else
 			return -EINVAL;
 	}
