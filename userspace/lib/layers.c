@@ -423,12 +423,11 @@ static int gap_files(const struct policy *p, const struct layers *l, struct gap 
 	return err;
 }
 
-static int gap_self(const struct policy *p, const struct layers *l, struct gap *g)
+static int gap_self(const struct layers *l, struct gap *g)
 {
 	bool ll = layers_use_landlock(l);
 	int err;
 
-	(void)p;
 	err = item(g, "self: module autoload",
 		   "implicit module and firmware loading (kernel_module_request, "
 		   "kernel_read_file, kernel_load_data) has no syscall of its own: only BPF LSM "
@@ -476,7 +475,7 @@ int layers_gap(const struct policy *p, const struct layers *l, struct gap *out)
 	if (!(l->set & LAYER_BPF_LSM)) {
 		err = gap_files(p, l, out);
 		if (!err)
-			err = gap_self(p, l, out);
+			err = gap_self(l, out);
 		if (!err)
 			err = gap_sockets(p, l, out);
 		if (!err && p->audit.log_allows)
