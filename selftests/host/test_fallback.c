@@ -259,14 +259,19 @@ TEST(fallback_enforces_files_exec_network)
  */
 TEST(fallback_gap_matches_the_kernel)
 {
-	static const char *const expected[] = { "D/ws/secret",	    "files: other names",
-						"files: setattr",   "exec: executable mappings",
-						"exec.allow_memfd", "self: module autoload",
-						"agentctl attach",  NULL };
+	static const char *const expected[] = { "D/ws/secret",
+						"files: other names",
+						"files: setattr",
+						"exec: executable mappings",
+						"exec.allow_memfd",
+						"self: module autoload",
+						"self: ptrace_traceme",
+						"agentctl attach",
+						NULL };
 	struct env *e = setup();
 	struct policy_errors errs = { 0 };
-	char t[5][PATH_MAX + 64], out[8192], want[PATH_MAX];
-	const char *tries[6];
+	char t[6][PATH_MAX + 64], out[8192], want[PATH_MAX];
+	const char *tries[7];
 	struct policy *p = NULL;
 	struct layers l;
 	struct gap g;
@@ -295,15 +300,17 @@ TEST(fallback_gap_matches_the_kernel)
 	snprintf(t[2], sizeof(t[2]), "mapping:ldso:" LDSO ":%s/true", e->ws);
 	snprintf(t[3], sizeof(t[3]), "memfd:memfd:%s/true", e->ws);
 	snprintf(t[4], sizeof(t[4]), "other-name:write:%s/alias", e->ws);
-	for (k = 0; k < 5; k++)
+	snprintf(t[5], sizeof(t[5]), "traceme:traceme");
+	for (k = 0; k < 6; k++)
 		tries[k] = t[k];
-	tries[5] = NULL;
+	tries[6] = NULL;
 	probe(e, out, sizeof(out), tries);
 	EXPECT(out, "deny-inside-allow", "ok");
 	EXPECT(out, "setattr", "ok");
 	EXPECT(out, "mapping", "ok");
 	EXPECT(out, "memfd", "ok");
 	EXPECT(out, "other-name", "ok"); /* D/readonly's own rule grants read only */
+	EXPECT(out, "traceme", "ok");
 }
 
 /* The same gap through the CLI: policy check --layers names it, run --require full refuses. */
@@ -317,7 +324,7 @@ TEST(fallback_require_full_refuses_here)
 		  0);
 	snprintf(want, sizeof(want), "  %s/ws/secret: deny inside the allowed tree %s/ws", e->dir,
 		 e->dir);
-	if (!strstr(out, "7 rules NOT ENFORCED by cgroup-BPF, Landlock ABI") || !strstr(out, want))
+	if (!strstr(out, "8 rules NOT ENFORCED by cgroup-BPF, Landlock ABI") || !strstr(out, want))
 		FAIL("policy check --layers: %s", out);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
 		  0);

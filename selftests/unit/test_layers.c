@@ -86,7 +86,7 @@ TEST(gap_landlock_seccomp_cgroup)
 	ASSERT_STREQ(
 		rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
 		"D/ws/secret|D/ws/ro|files: other names|files: setattr|exec: executable mappings|"
-		"exec.allow_memfd|self: module autoload|agentctl attach");
+		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|agentctl attach");
 }
 
 TEST(gap_why_names_the_enclosing_rule_and_the_rights)
@@ -123,11 +123,13 @@ TEST(gap_old_abi_without_seccomp)
 	ASSERT_STREQ(rules(p, "cgroup,landlock:1", 0, buf, sizeof(buf)),
 		     "D/ws/secret|D/ws/ro|files: other names|files: setattr|files: truncate|"
 		     "exec: executable mappings|exec.allow_memfd|self: module autoload|"
-		     "self: syscalls|self: signals|agentctl attach|network.sockets");
+		     "self: syscalls|self: ptrace_traceme|self: signals|agentctl attach|"
+		     "network.sockets");
 	ASSERT_STREQ(
 		rules(p, "cgroup,landlock:5,seccomp", 0, buf, sizeof(buf)),
 		"D/ws/secret|D/ws/ro|files: other names|files: setattr|exec: executable mappings|"
-		"exec.allow_memfd|self: module autoload|self: signals|agentctl attach");
+		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|self: "
+		"signals|agentctl attach");
 }
 
 TEST(gap_with_bpf_lsm_is_empty_unless_a_layer_is_missing)
@@ -140,7 +142,7 @@ TEST(gap_with_bpf_lsm_is_empty_unless_a_layer_is_missing)
 	ASSERT_STREQ(rules(p, "bpf-lsm", 0, buf, sizeof(buf)), "network");
 	ASSERT_STREQ(rules(p, "cgroup", 0, buf, sizeof(buf)),
 		     "files|exec.allow|self: module autoload|self: syscalls|self: ptrace|"
-		     "self: signals|network.sockets");
+		     "self: ptrace_traceme|self: signals|network.sockets");
 }
 
 /* A narrower exec rule inside a writable tree (both its own item and exec-from-writable),
@@ -161,7 +163,8 @@ TEST(gap_exec_writable_link_io_uring_cgroup)
 	ASSERT_STREQ(rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
 		     "D/bin/tool|files: other names|files: setattr|D|D/bin/tool|"
 		     "exec: executable mappings|"
-		     "self: module autoload|agentctl attach|io_uring|audit.log_allows");
+		     "self: module autoload|self: ptrace_traceme|agentctl "
+		     "attach|io_uring|audit.log_allows");
 	/* The same tree as the cgroup mount: writes to cgroup files are lost. */
 	ASSERT_EQ(layers_parse("landlock,seccomp,cgroup", 7, &l), 0);
 	snprintf(l.cgroup_root, sizeof(l.cgroup_root), "%s/ws", dir);

@@ -440,6 +440,12 @@ static int gap_self(const struct layers *l, struct gap *g)
 	if (!err && !ll)
 		err = item(g, "self: ptrace",
 			   "ptrace of tasks outside the agent needs Landlock without BPF LSM");
+	/* Landlock lets a task choose a tracer outside its domain (agentctl, which never traces). */
+	if (!err)
+		err = item(
+			g, "self: ptrace_traceme",
+			"PTRACE_TRACEME, which makes the parent outside the agent its tracer, is "
+			"refused by BPF LSM only");
 	if (!err && (!ll || l->landlock_abi < 6))
 		err = item(g, "self: signals",
 			   "signals to tasks outside the agent need Landlock ABI 6 (scoped "
