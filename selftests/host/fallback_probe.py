@@ -4,6 +4,7 @@
 import ctypes
 import errno
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -66,6 +67,16 @@ def netlink_socket():
     socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 0).close()
 
 
+def traceme_then_signal():
+    # agentctl becomes the tracer; a signal then stops this process until agentctl passes it on
+    got = []
+    syscall_result(libc.ptrace(0, 0, None, None))  # PTRACE_TRACEME
+    signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+    os.kill(os.getpid(), signal.SIGUSR1)
+    if not got:
+        raise OSError(errno.EIO, "the signal was not delivered")
+
+
 OPS = {
     "read": read,
     "write": write,
@@ -79,7 +90,7 @@ OPS = {
     # Seize does not stop the tracee; the tracer's exit lets it go.
     "ptrace": lambda pid: syscall_result(libc.ptrace(PTRACE_SEIZE, int(pid), None, None)),
     "signal": lambda pid: os.kill(int(pid), 0),
-    "traceme": lambda: syscall_result(libc.ptrace(0, 0, None, None)),
+    "traceme": traceme_then_signal,
     "netlink": netlink_socket,
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cgroup.h"
@@ -132,9 +133,18 @@ static int wait_child(pid_t pid)
 {
 	int status;
 
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	for (;;) {
+		if (waitpid(pid, &status, 0) < 0) {
+			if (errno == EINTR)
+				continue;
 			return EXIT_FAIL;
+		}
+		/* Without WUNTRACED only a ptrace stop is reported: the child made agentctl its
+		 * tracer (PTRACE_TRACEME), which it never meant to be: pass the signal on. */
+		if (!WIFSTOPPED(status))
+			break;
+		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status));
+	}
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
