@@ -134,7 +134,7 @@ TEST(policy_unknown_fields_refused_everywhere)
 	setup();
 	refused("{\"name\": \"x\", \"nmae\": 1}",
 		"p.json:1:23: /nmae: unknown field; expected one of name, extends, mode, vars, "
-		"files, exec, network, tools, limits, audit");
+		"files, exec, network, tools, limits, audit, io_uring");
 	refused("{\"name\": \"x\",\n \"files\": [{\"path\": \"/tmp\", \"rights\": [], \"x~/\": "
 		"0}]}",
 		"p.json:2:50: /files/0/x~0~1: unknown field");
@@ -150,6 +150,8 @@ TEST(policy_wrong_types_refused)
 		"p.json:1:24: /files: expected an array of file rules; found an object");
 	refused("{\"name\": \"x\", \"exec\": {\"allow_memfd\": \"no\"}}",
 		"p.json:1:39: /exec/allow_memfd: expected true or false; found \"no\"");
+	refused("{\"name\": \"x\", \"io_uring\": \"yes\"}",
+		"p.json:1:27: /io_uring: expected true or false; found \"yes\"");
 	refused("{\"name\": \"x\", \"limits\": {\"pids\": 1.5}}",
 		"p.json:1:34: /limits/pids: expected an integer from 1 to 4194304; found 1.5");
 }
@@ -409,7 +411,7 @@ TEST(policy_extends_merges_lists_and_overrides_scalars)
 			 " \"exec\": {\"allow\": [\"/bin/sh\"], \"allow_memfd\": true},\n"
 			 " \"network\": {\"sockets\": [\"unix\"], \"bind\": true},\n"
 			 " \"tools\": [\"noop\"], \"limits\": {\"pids\": 10, \"memory\": \"1G\"},\n"
-			 " \"audit\": {\"log_allows\": true}}");
+			 " \"audit\": {\"log_allows\": true}, \"io_uring\": true}");
 	put("p.json",
 	    "{\"name\": \"child\", \"extends\": [\"base.json\"], \"mode\": \"act\",\n"
 	    " \"files\": [{\"path\": \"/dev\", \"rights\": [\"read\"]}, {\"path\": "
@@ -444,6 +446,7 @@ TEST(policy_extends_merges_lists_and_overrides_scalars)
 	ASSERT_EQ(p->limits.cpu_millicores, 500);
 	ASSERT_EQ(p->limits.wall_clock_sec, 1800);
 	ASSERT(p->audit.log_allows);
+	ASSERT(p->io_uring); /* a scalar: the base's stands where the child says nothing */
 	policy_free(p);
 }
 

@@ -21,3 +21,11 @@ TEST(kernel_dev_encoding)
 	ASSERT_EQ(kernel_dev(makedev(8, 1)), (8ULL << 20) | 1);
 	ASSERT_EQ(kernel_dev(makedev(259, 70000)), (259ULL << 20) | 70000);
 }
+
+/* Landlock's version answer is a positive ABI or one of the two documented errors. */
+TEST(landlock_abi_answer)
+{
+	int abi = probe_landlock_abi();
+
+	ASSERT(abi > 0 || abi == -EOPNOTSUPP || abi == -ENOSYS);
+}

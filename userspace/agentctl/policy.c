@@ -11,8 +11,11 @@
 #include <jansson.h>
 #include "client.h"
 #include "cmds.h"
+#include "landlock.h"
+#include "layers.h"
 #include "log.h"
 #include "policy.h"
+#include "probe.h"
 
 #define DEFAULT_TOOLS "policies/tools.json"
 
@@ -21,13 +24,19 @@ struct check_opts {
 	struct policy_var *vars;
 	size_t nvars;
 	bool json;
+	bool layers_given; /* --layers: print what these layers cannot enforce */
+	struct layers layers;
 };
 
 static int usage(void)
 {
-	log_err("usage: agentctl policy check [--tools FILE] [--var NAME=VALUE]... [--json] "
-		"FILE...\n"
-		"       agentctl policy reload [NAME] [--json] [--control PATH]\n");
+	log_err("usage: agentctl policy check [--tools FILE] [--var NAME=VALUE]...\n"
+		"                             [--layers LAYER,...] [--json] FILE...\n"
+		"       agentctl policy reload [NAME] [--json] [--control PATH]\n"
+		"  --layers  print what the policy asks that these layers cannot enforce (the "
+		"gap):\n"
+		"            bpf-lsm, cgroup, landlock (this kernel's ABI; landlock:N for ABI N),\n"
+		"            seccomp; the gap does not change the exit status (docs/LAYERS.md)\n");
 	return EXIT_USAGE;
 }
 
@@ -63,18 +72,43 @@ static json_t *errors_json(const struct policy_errors *errs)
 	return arr;
 }
 
-static json_t *result_json(const char *file, const struct policy *p,
+static json_t *result_json(const struct check_opts *o, const char *file, const struct policy *p,
 			   const struct policy_errors *errs)
 {
+	json_t *r;
+
 	if (!p)
 		return json_pack("{s:s, s:b, s:o, s:I}", "file", file, "valid", 0, "errors",
 				 errors_json(errs), "errors_dropped", (json_int_t)errs->dropped);
-	return json_pack("{s:s, s:b, s:s, s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:[]}", "file", file,
-			 "valid", 1, "name", p->name, "mode", policy_mode_name(p->mode), "counts",
-			 "files", (json_int_t)p->n_files, "exec", (json_int_t)p->exec.n_allow,
-			 "connect", (json_int_t)p->net.n_connect, "proxy_hosts",
-			 (json_int_t)p->net.n_proxy_hosts, "tools", (json_int_t)p->n_tools,
-			 "errors");
+	r = json_pack("{s:s, s:b, s:s, s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:[]}", "file", file,
+		      "valid", 1, "name", p->name, "mode", policy_mode_name(p->mode), "counts",
+		      "files", (json_int_t)p->n_files, "exec", (json_int_t)p->exec.n_allow,
+		      "connect", (json_int_t)p->net.n_connect, "proxy_hosts",
+		      (json_int_t)p->net.n_proxy_hosts, "tools", (json_int_t)p->n_tools, "errors");
+	if (r && o->layers_given)
+		json_object_set_new(r, "enforcement", layers_json(p, &o->layers));
+	return r;
+}
+
+/* The gap for --layers, one line per rule. */
+static int print_gap(const struct check_opts *o, const char *file, const struct policy *p)
+{
+	char names[128];
+	struct gap g;
+	size_t i;
+
+	if (layers_gap(p, &o->layers, &g))
+		return -ENOMEM;
+	layers_format(&o->layers, names, sizeof(names));
+	if (!g.n)
+		printf("%s: every rule is enforced by %s\n", file, names);
+	else
+		printf("%s: %zu rule%s NOT ENFORCED by %s:\n", file, g.n, g.n == 1 ? "" : "s",
+		       names);
+	for (i = 0; i < g.n; i++)
+		printf("  %s: %s\n", g.v[i].rule, g.v[i].why);
+	gap_free(&g);
+	return 0;
 }
 
 static void print_result(const char *file, const struct policy *p, const struct policy_errors *errs)
@@ -108,7 +142,7 @@ static int check_registry(const char *file, json_t *results)
 
 	err = tools_load(file, &reg, &errs);
 	if (results && err)
-		json_array_append_new(results, result_json(file, NULL, &errs));
+		json_array_append_new(results, result_json(NULL, file, NULL, &errs));
 	else if (results)
 		json_array_append_new(results, json_pack("{s:s, s:b, s:s, s:I, s:[]}", "file", file,
 							 "valid", 1, "registry", "tools", "tools",
@@ -148,9 +182,11 @@ static int check_one(const struct check_opts *o, const char *file, json_t *resul
 	if (!err)
 		err = policy_load(file, &vars, reg ? reg : &no_tools, &p, &errs);
 	if (results)
-		json_array_append_new(results, result_json(file, p, &errs));
+		json_array_append_new(results, result_json(o, file, p, &errs));
 	else
 		print_result(file, p, &errs);
+	if (p && !results && o->layers_given && print_gap(o, file, p))
+		err = -ENOMEM;
 	policy_free(p);
 	tools_free(reg);
 	policy_errors_clear(&errs);
@@ -178,7 +214,7 @@ static int add_var(struct check_opts *o, char *arg)
 
 static int parse_opts(struct check_opts *o, int argc, char **argv, int *first)
 {
-	int i;
+	int i, abi;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -188,6 +224,11 @@ static int parse_opts(struct check_opts *o, int argc, char **argv, int *first)
 			o->json = true;
 		} else if (!strcmp(argv[i], "--tools") && i + 1 < argc) {
 			o->tools = argv[++i];
+		} else if (!strcmp(argv[i], "--layers") && i + 1 < argc) {
+			abi = probe_landlock_abi();
+			if (layers_parse(argv[++i], abi > 0 ? abi : LANDLOCK_ABI_KNOWN, &o->layers))
+				return -EINVAL;
+			o->layers_given = true;
 		} else if (!strcmp(argv[i], "--var") && i + 1 < argc) {
 			if (add_var(o, argv[++i]))
 				return -EINVAL;

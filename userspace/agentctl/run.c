@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * agentctl run NAME [--user USER] [--cwd DIR] -- CMD [ARGS...]: CMD inside the agent's cgroup
- * from its first instruction (clone3 with CLONE_INTO_CGROUP), never a moment outside it.
+ * agentctl run NAME [--user USER] [--cwd DIR] [--require full] -- CMD [ARGS...]: CMD inside the
+ * agent's cgroup from its first instruction (clone3 with CLONE_INTO_CGROUP), never a moment
+ * outside it, under the layers this host has for the agent's policy (docs/LAYERS.md): the seccomp
+ * filter always, and Landlock where BPF LSM is not available. What the layers cannot enforce is
+ * said in one line before the command starts; --require full refuses to start it then.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,16 +14,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cgroup.h"
 #include "client.h"
 #include "cmds.h"
+#include "landlock.h"
+#include "layers.h"
 #include "log.h"
+#include "policy.h"
+#include "probe.h"
+#include "sandbox_seccomp.h"
+
+/* --require full refused to start the command: the policy is not fully enforced here. */
+#define EXIT_NOT_FULL 125
 
 struct run_opts {
 	const char *name, *user, *cwd;
+	bool require_full;
 	char **cmd;
+};
+
+/* What the child applies to itself before exec, all prepared by the parent as root. */
+struct sandbox {
+	struct policy *policy;
+	struct layers layers;
+	struct landlock_plan *plan;
+	int ruleset_fd; /* -1 without Landlock */
+	struct sandbox_seccomp seccomp;
 };
 
 static volatile sig_atomic_t child_pid;
@@ -34,8 +57,13 @@ static void forward(int sig)
 
 static int usage(void)
 {
-	log_err("usage: agentctl run NAME [--user USER] [--cwd DIR] [--control PATH] -- CMD "
-		"[ARGS...]\n");
+	log_err("usage: agentctl run NAME [--user USER] [--cwd DIR] [--require full]\n"
+		"                    [--control PATH] -- CMD [ARGS...]\n"
+		"  --require full  refuse to start unless every rule of the agent's policy is\n"
+		"                  enforced on this host (the gap is empty)\n"
+		"exit status: the command's (128+N when killed by signal N); 126 it could not be\n"
+		"started; 127 not found; 125 --require full and a rule is not enforced here;\n"
+		"1 no such agent; 2 usage; 3 failure (the daemon, the policy, the layers)\n");
 	return EXIT_USAGE;
 }
 
@@ -54,6 +82,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			o->user = argv[++i];
 		else if (!strcmp(argv[i], "--cwd"))
 			o->cwd = argv[++i];
+		else if (!strcmp(argv[i], "--require") && !strcmp(argv[++i], "full"))
+			o->require_full = true;
 		else
 			return -EINVAL;
 	}
@@ -63,10 +93,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-/* In the child: who it runs as, where, then the command. Never returns. */
-static void child(const struct run_opts *o, const struct passwd *pw)
+/* In the child: who it runs as, where, its layers, then the command. Never returns. */
+static void child(const struct run_opts *o, const struct passwd *pw, const struct sandbox *sb)
 {
+	const char *step = NULL;
 	size_t i;
+	int err;
 
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		signal(forwarded[i], SIG_DFL);
@@ -79,6 +111,18 @@ static void child(const struct run_opts *o, const struct passwd *pw)
 		fprintf(stderr, "agentctl: run: chdir %s: %s\n", o->cwd, strerror(errno));
 		_exit(126);
 	}
+	/* no_new_privs first: Landlock and seccomp need it, and setuid binaries lose their power. */
+	err = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : 0;
+	if (err)
+		step = "no_new_privs";
+	if (!err && sb->ruleset_fd >= 0 && (err = landlock_restrict(sb->ruleset_fd)))
+		step = "Landlock";
+	if (!err && (sb->layers.set & LAYER_SECCOMP) && (err = sandbox_seccomp_load(&sb->seccomp)))
+		step = "seccomp";
+	if (err) {
+		fprintf(stderr, "agentctl: run: %s: %s\n", step, strerror(-err));
+		_exit(126);
+	}
 	execvp(o->cmd[0], o->cmd);
 	fprintf(stderr, "agentctl: run: %s: %s\n", o->cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -89,18 +133,27 @@ static int wait_child(pid_t pid)
 {
 	int status;
 
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	for (;;) {
+		if (waitpid(pid, &status, 0) < 0) {
+			if (errno == EINTR)
+				continue;
 			return EXIT_FAIL;
+		}
+		/* Without WUNTRACED only a ptrace stop is reported: the child made agentctl its
+		 * tracer (PTRACE_TRACEME), which it never meant to be: pass the signal on. */
+		if (!WIFSTOPPED(status))
+			break;
+		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status));
+	}
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
 }
 
-static int cgroup_of(const struct ctl *c, const char *name, int *fd)
+/* The daemon's view of the agent ("agent" of the agent-info reply, a new reference). */
+static int agent_info(const struct ctl *c, const char *name, json_t **agent)
 {
 	struct control_request req = { .id = 1, .cmd = CONTROL_AGENT_INFO };
-	const char *path;
 	json_t *reply;
 	int status;
 
@@ -108,20 +161,153 @@ static int cgroup_of(const struct ctl *c, const char *name, int *fd)
 	status = ctl_call(c, &req, &reply);
 	if (status)
 		return status;
-	path = json_string_value(json_object_get(json_object_get(reply, "agent"), "cgroup"));
+	*agent = json_incref(json_object_get(reply, "agent"));
+	json_decref(reply);
+	return *agent ? 0 : EXIT_FAIL;
+}
+
+static int open_cgroup(const json_t *agent, const char *name, int *fd)
+{
+	const char *path = json_string_value(json_object_get(agent, "cgroup"));
+
 	*fd = path ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (*fd < 0)
 		log_err("agent %s: cgroup %s: %s\n", name, path ? path : "(none)", strerror(errno));
-	json_decref(reply);
 	return *fd < 0 ? EXIT_FAIL : 0;
+}
+
+/*
+ * The agent's policy, loaded here (agentctl runs as root) with the daemon's vars and tools
+ * registry. It must be the policy the daemon loaded: a file changed since then would give the
+ * kernel's rules and these layers two different policies, so a differing digest refuses.
+ */
+static int load_policy(const json_t *agent, const char *name, struct policy **out)
+{
+	const char *path = json_string_value(json_object_get(agent, "policy"));
+	const char *tools = json_string_value(json_object_get(agent, "tools"));
+	const char *want = json_string_value(json_object_get(agent, "policy_digest"));
+	struct policy_var vars[CONTROL_VARS_MAX];
+	struct policy_vars pv = { .v = vars };
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg = NULL;
+	char digest[LAYERS_DIGEST_HEX], line[1024];
+	const char *k;
+	json_t *v;
+	int err;
+
+	json_object_foreach(json_object_get(agent, "vars"), k, v)
+	{
+		if (pv.n == CONTROL_VARS_MAX)
+			break;
+		vars[pv.n].name = k;
+		vars[pv.n++].value = json_string_value(v) ? json_string_value(v) : "";
+	}
+	err = path ? 0 : -EINVAL;
+	if (!err && tools && *tools)
+		err = tools_load(tools, &reg, &errs);
+	if (!err)
+		err = policy_load(path, &pv, reg, out, &errs);
+	tools_free(reg);
+	if (err) {
+		if (errs.n)
+			policy_error_format(&errs.v[0], line, sizeof(line));
+		log_err("run: agent %s: its policy %s does not load: %s\n", name,
+			path ? path : "(none)", errs.n ? line : strerror(-err));
+		policy_errors_clear(&errs);
+		return EXIT_FAIL;
+	}
+	policy_errors_clear(&errs);
+	if (!want || layers_policy_digest(*out, digest) || strcmp(digest, want)) {
+		log_err("run: agent %s: %s changed since agentd loaded it (or agentd could not "
+			"load it): run agentctl policy reload %s first\n",
+			name, path, name);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* The gap in one line; with --require full, the whole list and a refusal. */
+static int say_gap(const struct run_opts *o, const struct sandbox *sb)
+{
+	char names[128], line[2048];
+	struct gap g;
+	size_t i;
+
+	if (layers_gap(sb->policy, &sb->layers, &g)) {
+		log_err("run: out of memory\n");
+		return EXIT_FAIL;
+	}
+	layers_format(&sb->layers, names, sizeof(names));
+	if (g.n && o->require_full) {
+		log_err("run: agent %s: --require full, and %zu rule%s NOT ENFORCED by %s here:\n",
+			o->name, g.n, g.n == 1 ? " is" : "s are", names);
+		for (i = 0; i < g.n; i++)
+			fprintf(stderr, "  %s: %s\n", g.v[i].rule, g.v[i].why);
+		gap_free(&g);
+		return EXIT_NOT_FULL;
+	}
+	if (g.n) {
+		gap_format_line(&g, line, sizeof(line));
+		log_warn("run: agent %s: NOT ENFORCED by %s here: %s (agentctl status lists "
+			 "why)\n",
+			 o->name, names, line);
+	}
+	gap_free(&g);
+	return 0;
+}
+
+/* Everything the child needs, prepared as root: Landlock's paths are opened here. */
+static int prepare(const struct run_opts *o, const json_t *agent, struct sandbox *sb)
+{
+	const json_t *e = json_object_get(agent, "enforcement");
+	char root[256];
+	const char *bad = "";
+	int status, err;
+
+	status = load_policy(agent, o->name, &sb->policy);
+	if (status)
+		return status;
+	if (cgroup2_mount(root, sizeof(root)))
+		root[0] = '\0';
+	layers_for_run(json_is_true(json_object_get(e, "bpf_lsm")), probe_landlock_abi(),
+		       probe_seccomp() == 0, root, &sb->layers);
+	status = say_gap(o, sb);
+	if (status)
+		return status;
+	sandbox_seccomp_from_policy(sb->policy, &sb->seccomp);
+	if (!layers_use_landlock(&sb->layers))
+		return 0;
+	err = landlock_compile(sb->policy, sb->layers.landlock_abi, &sb->plan);
+	if (!err)
+		err = landlock_open(sb->plan, &bad);
+	if (!err) {
+		sb->ruleset_fd = landlock_ruleset(sb->plan);
+		err = sb->ruleset_fd < 0 ? sb->ruleset_fd : 0;
+	}
+	if (err) {
+		log_err("run: agent %s: Landlock ruleset%s%s: %s\n", o->name, *bad ? " at " : "",
+			bad, strerror(-err));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+static void sandbox_free(struct sandbox *sb)
+{
+	if (sb->ruleset_fd >= 0)
+		close(sb->ruleset_fd);
+	landlock_plan_free(sb->plan);
+	policy_free(sb->policy);
 }
 
 int do_run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = forward };
+	struct sandbox sb = { .ruleset_fd = -1 };
 	struct passwd *pw = NULL;
+	json_t *agent = NULL;
 	struct run_opts o;
-	int status, fd;
+	int status, fd = -1;
 	struct ctl c;
 	pid_t pid;
 	size_t i;
@@ -133,19 +319,31 @@ int do_run(int argc, char **argv)
 		log_err("run: no user %s\n", o.user);
 		return EXIT_FAIL;
 	}
-	status = cgroup_of(&c, o.name, &fd);
+	status = agent_info(&c, o.name, &agent);
+	if (!status)
+		status = prepare(&o, agent, &sb);
+	if (!status)
+		status = open_cgroup(agent, o.name, &fd);
+	json_decref(agent);
 	if (status)
-		return status;
+		goto out;
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &sa, NULL);
 	pid = cgroup_fork_into(fd);
 	if (pid == 0)
-		child(&o, pw);
-	close(fd);
+		child(&o, pw, &sb);
 	if (pid < 0) {
 		log_err("run: clone3 into the cgroup of agent %s: %s\n", o.name, strerror(-pid));
-		return EXIT_FAIL;
+		status = EXIT_FAIL;
+		goto out;
 	}
+	sandbox_free(&sb);
+	sb = (struct sandbox){ .ruleset_fd = -1 };
 	child_pid = pid;
-	return wait_child(pid);
+	status = wait_child(pid);
+out:
+	if (fd >= 0)
+		close(fd);
+	sandbox_free(&sb);
+	return status;
 }

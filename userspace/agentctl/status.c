@@ -22,6 +22,27 @@ static void print_layers(const json_t *layers, const char *indent)
 		printf("%s%-8s %s\n", indent, parts[i], str(layers, parts[i]));
 }
 
+/* Which layer enforces each part of the agent's policy, and what none of them can. */
+static void print_enforcement(const json_t *a, const json_t *layers)
+{
+	const json_t *e = json_object_get(a, "enforcement"), *gap = json_object_get(e, "gap"), *g;
+	size_t i;
+
+	print_layers(e ? json_object_get(e, "enforced_by") : layers, "    ");
+	if (!json_is_array(gap)) {
+		printf("    gap      unknown: agentd has no loaded policy for it (its pinned rules "
+		       "hold)\n");
+		return;
+	}
+	if (!json_array_size(gap))
+		printf("    gap      none: every rule is enforced\n");
+	json_array_foreach(gap, i, g)
+	{
+		printf("    %-12s %s: %s\n", i ? "" : "NOT ENFORCED", str(g, "rule"),
+		       str(g, "why"));
+	}
+}
+
 static void print_status(const json_t *reply)
 {
 	json_t *d = json_object_get(reply, "daemon"), *k = json_object_get(reply, "kernel");
@@ -37,15 +58,20 @@ static void print_status(const json_t *reply)
 	printf("kernel: LSMs %s; BPF LSM %s; BTF %s\n", str(k, "lsm"),
 	       json_is_true(json_object_get(d, "partial")) ? "UNAVAILABLE" : "available",
 	       json_is_true(json_object_get(k, "btf")) ? "yes" : "no");
+	printf("  Landlock ABI %lld; seccomp %s; no_new_privs %s; cgroup v2 controllers: %s\n",
+	       json_integer_value(json_object_get(k, "landlock_abi")),
+	       json_is_true(json_object_get(k, "seccomp")) ? "yes" : "NO",
+	       json_is_true(json_object_get(k, "no_new_privs")) ? "yes" : "NO",
+	       *str(k, "cgroup2_controllers") ? str(k, "cgroup2_controllers") : "none");
 	json_array_foreach(json_object_get(k, "missing_hooks"), i, h)
 	{
 		printf("  LSM hook %s missing: NOT ENFORCED\n", json_string_value(h));
 	}
-	printf("enforcement:\n");
+	printf("enforcement (for processes agentctl run starts; attached ones get cgroup-BPF "
+	       "alone):\n");
 	print_layers(layers, "  ");
 	if (json_is_true(json_object_get(d, "partial")))
-		printf("  (--allow-partial: files, exec, self-protection and socket rules are NOT "
-		       "ENFORCED on this host)\n");
+		printf("  (--allow-partial: BPF LSM is missing; each agent's gap is below)\n");
 	printf("agents: %zu\n", json_array_size(agents));
 	json_array_foreach(agents, i, a)
 	{
@@ -53,7 +79,7 @@ static void print_status(const json_t *reply)
 		       json_integer_value(json_object_get(a, "id")),
 		       json_integer_value(json_object_get(a, "generation")),
 		       json_integer_value(json_object_get(a, "drops")), str(a, "cgroup"));
-		print_layers(layers, "    ");
+		print_enforcement(a, layers);
 		if (*str(a, "limits_not_enforced"))
 			printf("    limits   NOT ENFORCED (no cgroup v2 controller): %s\n",
 			       str(a, "limits_not_enforced"));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "daemon.h"
+#include "layers_status.h"
 #include "log.h"
 #include "cglimits.h"
 #include "cgroup.h"
@@ -556,11 +557,6 @@ void agents_reload_all(struct daemon *d)
 	json_decref(reply);
 }
 
-static const char *layer(const struct daemon *d)
-{
-	return d->lsm ? "BPF LSM" : "NOT ENFORCED";
-}
-
 static json_t *kernel_json(const struct daemon *d)
 {
 	const char *const *m;
@@ -589,10 +585,8 @@ static json_t *do_status(struct daemon *d, const struct control_request *req)
 	json_object_set_new(json_object_get(reply, "daemon"), "stream",
 			    json_string(stream_path(d)));
 	json_object_set_new(reply, "kernel", kernel_json(d));
-	json_object_set_new(reply, "layers",
-			    json_pack("{s:s, s:s, s:s, s:s, s:s}", "files", layer(d), "exec",
-				      layer(d), "self", layer(d), "sockets", layer(d), "network",
-				      "cgroup-BPF"));
+	/* For processes agentctl run starts (attached ones get cgroup-BPF alone). */
+	json_object_set_new(reply, "layers", layers_status_parts(d));
 	json_object_set_new(reply, "agents", agents_json(d));
 	services_status_json(d, reply);
 	return reply;

@@ -58,13 +58,17 @@ static int check_layers(struct daemon *d)
 		return 0;
 	if (!d->o->allow_partial) {
 		log_err("BPF LSM is unavailable (agentd --probe): file, exec, socket-family and "
-			"self-protection rules cannot be enforced; refusing to start "
-			"(--allow-partial "
-			"runs with the network layer only)\n");
+			"self-protection rules cannot be fully enforced; refusing to start "
+			"(--allow-partial runs with cgroup-BPF, and Landlock and seccomp for "
+			"agents "
+			"started by agentctl run; docs/LAYERS.md)\n");
 		return -EOPNOTSUPP;
 	}
-	log_warn("--allow-partial: BPF LSM is unavailable: file, exec, socket-family and "
-		 "self-protection rules are NOT ENFORCED; network rules are (cgroup-BPF)\n");
+	log_warn("--allow-partial: BPF LSM is unavailable: network rules are enforced by "
+		 "cgroup-BPF; file, exec, socket-family and self-protection rules by %s and "
+		 "seccomp for agents started by agentctl run, with a gap that agentctl status "
+		 "lists per agent (docs/LAYERS.md)\n",
+		 d->probe.landlock_abi > 0 ? "Landlock" : "NOTHING (no Landlock here)");
 	return 0;
 }
 

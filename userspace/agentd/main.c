@@ -45,8 +45,13 @@ static void usage(FILE *out)
 		"              [--stream PATH] [--stream-group GROUP] [-v]\n"
 		"       agentd --teardown\n"
 		"\n"
-		"  --probe           report what this kernel can enforce; exit 0 when BPF LSM\n"
-		"                    is available, 1 when it is not\n"
+		"  --probe           report what this kernel can enforce (BPF LSM with a trial\n"
+		"                    load, cgroup v2 and its controllers, Landlock ABI, seccomp,\n"
+		"                    no_new_privs, user namespaces); exit 0 when full enforcement\n"
+		"                    is possible (BPF LSM, cgroup-BPF, seccomp), 1 when it is "
+		"not:\n"
+		"                    agentd then needs --allow-partial, and agentctl policy check\n"
+		"                    --layers says what a policy loses (docs/LAYERS.md)\n"
 		"  --agent-cgroup    cgroup v2 directory whose tasks form the agent: self-\n"
 		"                    protection and the structural network deny apply to it\n"
 		"  --deny-open       a file the agent may not open (EPERM), all else allowed;\n"
@@ -76,7 +81,8 @@ static void usage(FILE *out)
 		"  decisions go to the audit log (and, with -v, one line each on stdout)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
 		"\n"
-		"exit status: 0 success, 1 BPF LSM unavailable (--probe), 2 usage, 3 failure\n");
+		"exit status: 0 success, 1 full enforcement not possible here (--probe), 2 usage,\n"
+		"3 failure\n");
 }
 
 static int parse_args(int argc, char **argv, struct options *o)
@@ -218,7 +224,7 @@ static int do_probe(const struct options *o)
 		probe_print_json(stdout, &p);
 	else
 		probe_print(stdout, &p);
-	return probe_bpf_lsm_ok(&p) ? 0 : 1;
+	return probe_full_enforcement(&p) ? 0 : 1;
 }
 
 static void report_layers(struct enforcer *e, bool lsm)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "daemon.h"
 #include "proxy.h"
+#include "layers_status.h"
 #include "services.h"
 
 int services_start(struct daemon *d)
@@ -31,9 +32,11 @@ void services_agent_down(struct daemon *d, struct agent *a)
 void services_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 {
 	proxy_agent_json(d, a, obj);
+	layers_status_agent_json(d, a, obj);
 }
 
 void services_status_json(struct daemon *d, json_t *reply)
 {
 	proxy_status_json(d, reply);
+	layers_status_json(d, reply);
 }

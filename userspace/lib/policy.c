@@ -50,8 +50,8 @@ struct loader {
 	int err; /* -ENOMEM */
 };
 
-static const char *const top_keys[] = { "name",	   "extends", "mode",	"vars",	 "files", "exec",
-					"network", "tools",   "limits", "audit", NULL };
+static const char *const top_keys[] = { "name",	   "extends", "mode",	"vars",	 "files",    "exec",
+					"network", "tools",   "limits", "audit", "io_uring", NULL };
 static const char *const file_keys[] = { "path", "rights", "optional", NULL };
 static const char *const exec_keys[] = { "allow", "allow_memfd", "allow_writable", NULL };
 static const char *const exec_allow_keys[] = { "path", "optional", NULL };
@@ -976,6 +976,7 @@ static void apply_scalars(struct loader *L, const struct jdoc *d)
 		L->mode_at.d = d;
 		snprintf(L->mode_at.ptr, JPTR_MAX, "%s", at);
 	}
+	get_bool(L, d, "", d->root, "io_uring", &L->p->io_uring);
 	o = field(L, d, "", d->root, "audit", JSON_OBJECT, "an object", at);
 	if (o) {
 		jdoc_check_keys(L->errs, d, at, o, audit_keys);

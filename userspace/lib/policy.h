@@ -79,6 +79,7 @@ struct policy {
 	struct {
 		bool log_allows;
 	} audit;
+	bool io_uring; /* io_uring_setup/enter/register, which the seccomp layer denies else */
 };
 
 /* The caller's --var NAME=VALUE: they override the policy's "vars". */
