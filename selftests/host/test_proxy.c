@@ -340,9 +340,10 @@ static struct px *setup(void)
 	if (!proc_wait_line(e.follow, 10000, added))
 		FAIL("no agent-add record followed");
 	e.port = proxy_of("t-px", e.proxy, sizeof(e.proxy));
-	setenv("http_proxy", e.proxy, 1);
-	setenv("HTTP_PROXY", e.proxy, 1);
-	setenv("HTTPS_PROXY", e.proxy, 1);
+	/* agentctl run sets the agent's own: the operator's are never passed on. */
+	setenv("http_proxy", "http://127.0.0.1:9/", 1);
+	setenv("HTTP_PROXY", "http://127.0.0.1:9/", 1);
+	setenv("HTTPS_PROXY", "http://127.0.0.1:9/", 1);
 	return &e;
 }
 
@@ -735,4 +736,19 @@ TEST(proxy_agent_removal_cuts_its_tunnels)
 	ASSERT_EQ(recv(pfd.fd, buf, sizeof(buf), 0), 0);
 	close(pfd.fd);
 	audit_line(e, "allowed.test", "allow", "down=0");
+}
+
+/* agentctl run gives the agent its proxy (and nothing on loopback goes through it). */
+TEST(proxy_run_sets_the_agents_proxy_variables)
+{
+	struct px *e = setup();
+	char out[4096], want[512];
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-px", "--", "/bin/sh", "-c",
+			       "echo $HTTP_PROXY $HTTPS_PROXY $http_proxy $https_proxy $NO_PROXY",
+			       NULL),
+		  0);
+	snprintf(want, sizeof(want), "%s %s %s %s localhost,127.0.0.1,::1\n", e->proxy, e->proxy,
+		 e->proxy, e->proxy);
+	ASSERT_STREQ(out, want);
 }

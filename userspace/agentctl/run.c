@@ -300,6 +300,37 @@ static void sandbox_free(struct sandbox *sb)
 	policy_free(sb->policy);
 }
 
+/* One variable, set to value, or removed when there is none (never the operator's own). */
+static int put_env(const char *name, const char *value)
+{
+	return value ? setenv(name, value, 1) : unsetenv(name);
+}
+
+/*
+ * The agent's doors, from the daemon: its egress proxy (the only way out by host name: the
+ * kernel denies every other destination) and its tool broker's socket. Set in agentctl's own
+ * environment, which the child inherits.
+ */
+static int agent_env(const json_t *agent)
+{
+	static const char *const proxy_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+						  "https_proxy" };
+	const char *proxy = json_string_value(json_object_get(agent, "proxy"));
+	const char *tools =
+		json_string_value(json_object_get(json_object_get(agent, "broker"), "socket"));
+	const char *local = proxy ? "localhost,127.0.0.1,::1" : NULL;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++)
+		err = err ?: put_env(proxy_vars[i], proxy);
+	err = err ?: put_env("NO_PROXY", local) ?: put_env("no_proxy", local);
+	err = err ?: put_env("AGENTD_TOOL_SOCKET", tools);
+	if (err)
+		log_err("run: setting the agent's environment: %s\n", strerror(errno));
+	return err ? EXIT_FAIL : 0;
+}
+
 int do_run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = forward };
@@ -324,6 +355,8 @@ int do_run(int argc, char **argv)
 		status = prepare(&o, agent, &sb);
 	if (!status)
 		status = open_cgroup(agent, o.name, &fd);
+	if (!status)
+		status = agent_env(agent);
 	json_decref(agent);
 	if (status)
 		goto out;
