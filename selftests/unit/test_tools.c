@@ -92,6 +92,22 @@ TEST(tools_registry_errors_placed)
 		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": \"(\"}}}]}",
 		"/tools/0/args/x/pattern: expected a POSIX extended regular expression; found "
 		"\"(\"");
+	/* Patterns whose automaton would explode in regcomp() (found by fuzz_tools). */
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": \"^http+++s\"}}}]}",
+		"/tools/0/args/x/pattern: expected a pattern of bounded size; found one a "
+		"quantifier "
+		"applied to a quantifier");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": \"((a{100}){100})\"}}}]}",
+		"/tools/0/args/x/pattern: expected a pattern of bounded size; found one too "
+		"complex "
+		"(more than 10000 states once its repetitions are expanded)");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": \"a{1000}\"}}}]}",
+		"/tools/0/args/x/pattern: expected a pattern of bounded size; found one a "
+		"repetition "
+		"count above 255");
 	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
 		"\"args\": {\"x\": {\"type\": \"integer\", \"max_length\": 3}}}]}",
 		"/tools/0/args/x: max_length, pattern and enum apply to string arguments only");

@@ -93,6 +93,104 @@ static json_t *field(struct ctx *c, const char *ptr, const json_t *obj, const ch
 	return v;
 }
 
+#define PATTERN_LEN_MAX 512
+#define PATTERN_REPEAT_MAX 255
+#define PATTERN_DEPTH_MAX 32
+#define PATTERN_COST_MAX 10000
+
+/* Past a bracket expression starting at re[i] ('['); returns the index after its ']'. */
+static size_t skip_bracket(const char *re, size_t i)
+{
+	i++;
+	if (re[i] == '^')
+		i++;
+	if (re[i] == ']')
+		i++;
+	for (; re[i] && re[i] != ']'; i++) {
+		if (re[i] == '[' && (re[i + 1] == ':' || re[i + 1] == '.' || re[i + 1] == '=')) {
+			const char *end = strchr(re + i + 2, re[i + 1]);
+
+			i = end && end[1] == ']' ? (size_t)(end + 1 - re) : i + 1;
+		}
+	}
+	return re[i] ? i + 1 : i;
+}
+
+/*
+ * Why a pattern would make regcomp() build an automaton too big for an untrusted file (a
+ * registry is a file an operator may take from elsewhere), or NULL: glibc copies a quantified
+ * atom or group once per repetition, so "(a{100}){100}" or a run of stacked quantifiers costs
+ * memory exponential in the pattern's length. The estimate counts those copies.
+ */
+static const char *pattern_too_complex(const char *re)
+{
+	unsigned long sum = 0, last = 0, stack[PATTERN_DEPTH_MAX], k, m;
+	bool quantified = false;
+	int depth = 0;
+	size_t i = 0;
+	char *end;
+
+	if (strlen(re) > PATTERN_LEN_MAX)
+		return "longer than 512 bytes";
+	while (re[i]) {
+		char ch = re[i];
+		bool interval = ch == '{' && re[i + 1] >= '0' && re[i + 1] <= '9';
+
+		if (ch == '*' || ch == '+' || ch == '?' || interval) {
+			if (quantified)
+				return "a quantifier applied to a quantifier";
+			k = 2;
+			i++;
+			if (interval) {
+				k = strtoul(re + i, &end, 10);
+				m = k + 1;
+				if (*end == ',')
+					m = end[1] >= '0' && end[1] <= '9'
+						    ? strtoul(end + 1, &end, 10)
+						    : (end++, k + 1);
+				if (k > PATTERN_REPEAT_MAX || m > PATTERN_REPEAT_MAX + 1)
+					return "a repetition count above 255";
+				k = k > m ? k : m;
+				i = *end == '}' ? (size_t)(end + 1 - re) : (size_t)(end - re);
+			}
+			sum += last * (k ? k - 1 : 0);
+			last *= k ? k : 1;
+			quantified = true;
+		} else {
+			quantified = false;
+			if (ch == '(') {
+				if (depth == PATTERN_DEPTH_MAX)
+					return "groups nested deeper than 32";
+				stack[depth++] = sum;
+				sum = 0;
+				i++;
+				continue;
+			}
+			if (ch == ')' && depth > 0) {
+				last = sum + 1;
+				sum = stack[--depth] + last;
+				i++;
+				continue;
+			}
+			if (ch == '|') {
+				last = 0;
+				i++;
+				continue;
+			}
+			if (ch == '[')
+				i = skip_bracket(re, i);
+			else
+				i += ch == '\\' && re[i + 1] ? 2 : 1;
+			last = 1;
+			sum++;
+		}
+		if (sum > PATTERN_COST_MAX || last > PATTERN_COST_MAX)
+			return "too complex (more than 10000 states once its repetitions are "
+			       "expanded)";
+	}
+	return NULL;
+}
+
 static void enum_error(struct ctx *c, const char *at, const json_t *v, const char *list)
 {
 	char found[80];
@@ -105,6 +203,7 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 		      struct tool_arg *a)
 {
 	char at[JPTR_MAX], el[JPTR_MAX], found[80], rerr[128];
+	const char *why;
 	json_t *v, *e;
 	regex_t re;
 	size_t i;
@@ -144,7 +243,10 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 			a->max_length = json_integer_value(v);
 	}
 	v = field(c, ptr, o, "pattern", JSON_STRING, "a POSIX extended regular expression", at);
-	if (v) {
+	if (v && (why = pattern_too_complex(json_string_value(v)))) {
+		jdoc_err(c->errs, c->d, at, "expected a pattern of bounded size; found one %s",
+			 why);
+	} else if (v) {
 		rc = regcomp(&re, json_string_value(v), REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			regerror(rc, &re, rerr, sizeof(rerr));
