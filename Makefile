@@ -55,7 +55,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include 
 FUZZ_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/fuzz/lib/%.o,$(LIB_SRCS))
 FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz/fuzz_*.c))
 
-PROGS := $(OUT)/agentd $(OUT)/agentctl
+PROGS := $(OUT)/agentd $(OUT)/agentctl $(OUT)/agent-tool
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
 	$(OUT)/selftests/bench_open $(OUT)/selftests/bench_events $(OUT)/selftests/bench_audit_writer
 
@@ -90,6 +90,10 @@ $(OUT)/agentd: $(wildcard userspace/agentd/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/agentctl: $(wildcard userspace/agentctl/*.c) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/agent-tool: $(wildcard userspace/agent-tool/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 

@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
+#include "broker.h"
 #include "daemon.h"
 #include "services.h"
 
 int services_start(struct daemon *d)
 {
-	(void)d;
-	return 0;
+	return broker_start(d);
 }
 
 void services_stop(struct daemon *d)
 {
-	(void)d;
+	broker_stop(d);
 }
 
 int services_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
 {
-	(void)d, (void)a, (void)why, (void)whysz;
-	return 0;
+	return broker_agent_up(d, a, why, whysz);
 }
 
 void services_agent_reloaded(struct daemon *d, struct agent *a)
@@ -26,15 +25,15 @@ void services_agent_reloaded(struct daemon *d, struct agent *a)
 
 void services_agent_down(struct daemon *d, struct agent *a)
 {
-	(void)d, (void)a;
+	broker_agent_down(d, a);
 }
 
 void services_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 {
-	(void)d, (void)a, (void)obj;
+	broker_agent_json(d, a, obj);
 }
 
 void services_status_json(struct daemon *d, json_t *reply)
 {
-	(void)d, (void)reply;
+	broker_status_json(d, reply);
 }

@@ -398,7 +398,7 @@ int redact(const struct redactor *r, const char *in, size_t len, size_t keep, ch
 {
 	struct buf b = { 0 };
 	size_t i, n, from = 0;
-	struct range *v;
+	struct range *v = NULL;
 	int err;
 
 	*out = NULL;
