@@ -57,7 +57,8 @@ FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz
 
 PROGS := $(OUT)/agentd $(OUT)/agentctl $(OUT)/agent-tool
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
-	$(OUT)/selftests/bench_open $(OUT)/selftests/bench_events $(OUT)/selftests/bench_audit_writer
+	$(OUT)/selftests/bench_open $(OUT)/selftests/bench_events $(OUT)/selftests/bench_audit_writer \
+	$(OUT)/selftests/bench_broker
 
 .PHONY: all
 all: $(PROGS) $(TESTS) $(FUZZERS)
@@ -180,6 +181,8 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_events 2
 	$(Q)echo "== host: the audit writer alone (selftests/audit/bench_writer.c)"
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
+	$(Q)echo "== host: the tool broker's round trip (selftests/bench/bench_broker.c)"
+	$(Q)$(OUT)/selftests/bench_broker 100000
 	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c)"
 	$(Q)VM_SMP=2 selftests/vm/vm.sh bench
 
