@@ -55,7 +55,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include 
 FUZZ_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/fuzz/lib/%.o,$(LIB_SRCS))
 FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz/fuzz_*.c))
 
-PROGS := $(OUT)/agentd $(OUT)/agentctl $(OUT)/agent-tool
+PROGS := $(OUT)/agentd $(OUT)/agentctl $(OUT)/agent-tool $(OUT)/agentd-worker
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
 	$(OUT)/selftests/bench_open $(OUT)/selftests/bench_events $(OUT)/selftests/bench_audit_writer \
 	$(OUT)/selftests/bench_broker
@@ -95,6 +95,10 @@ $(OUT)/agentctl: $(wildcard userspace/agentctl/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/agent-tool: $(wildcard userspace/agent-tool/*.c) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/agentd-worker: $(wildcard userspace/agentd-worker/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 

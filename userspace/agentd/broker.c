@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,26 +36,41 @@
 #define SECRETS_DIR "secrets" /* in the state directory */
 #define TOOLS_CGROUP "tools.broker" /* under agentd's cgroup; not an agent name (a dot) */
 #define TOOL_PATH_ENV "PATH=/usr/local/bin:/usr/bin:/bin"
-#define CONN_SLOT_BITS 10
+#define CONN_SLOT_BITS 8 /* BROKER_CONNS_MAX */
 
-struct bagent {
-	struct broker *b;
-	struct agent *a;
-	int lfd;
-	char dir[PATH_MAX + 80];
-	char path[PATH_MAX + 96];
-	char cgrel[PATH_MAX]; /* the agent's cgroup below the cgroup2 mount */
-	__u64 calls, refused;
-	unsigned in_flight;
+struct qmsg {
+	struct qmsg *next;
+	int fd; /* sent with the first byte; -1: none */
+	size_t len, off;
+	char data[];
 };
 
 struct bconn {
 	bool used;
 	__u32 id;
-	struct bagent *ba;
 	pid_t pid;
 	uid_t uid;
 	char comm[AUDIT_COMM_MAX];
+};
+
+/* An agent's socket, its worker and the connections the worker holds for it. */
+struct bagent {
+	struct broker *b;
+	struct agent *a;
+	int lfd;
+	pid_t worker;
+	int chan; /* to the worker; -1: none */
+	struct qmsg *qhead, *qtail;
+	bool want_out;
+	char *in;
+	size_t in_len, in_cap;
+	struct bconn conns[BROKER_CONNS_MAX];
+	__u32 gen;
+	char dir[PATH_MAX + 80];
+	char path[PATH_MAX + 96];
+	char cgrel[PATH_MAX]; /* the agent's cgroup below the cgroup2 mount */
+	__u64 calls, refused;
+	unsigned in_flight;
 };
 
 /* Who called, and what: for the reply and the audit record. */
@@ -79,23 +95,9 @@ struct call {
 	struct call *next;
 };
 
-struct qmsg {
-	struct qmsg *next;
-	int fd; /* sent with the first byte; -1: none */
-	size_t len, off;
-	char data[];
-};
-
 struct broker {
 	struct daemon *d;
-	pid_t worker;
-	int chan;
-	struct qmsg *qhead, *qtail;
-	bool want_out;
-	char *in;
-	size_t in_len, in_cap;
-	struct bconn conns[1U << CONN_SLOT_BITS];
-	__u32 gen;
+	char worker_path[PATH_MAX];
 	struct call *calls;
 	char cgroot[PATH_MAX];
 	char tools_cg[PATH_MAX + 16];
@@ -115,7 +117,7 @@ static __u64 now_ns(void)
 
 /* ---- the channel to the worker ---- */
 
-static void chan_flush(struct broker *b)
+static void chan_flush(struct bagent *b)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct qmsg *q;
@@ -156,12 +158,12 @@ static void chan_flush(struct broker *b)
 	}
 	if (!!b->qhead != b->want_out) {
 		b->want_out = !!b->qhead;
-		loop_mod(b->d->loop, b->chan, EPOLLIN | (b->want_out ? EPOLLOUT : 0));
+		loop_mod(b->b->d->loop, b->chan, EPOLLIN | (b->want_out ? EPOLLOUT : 0));
 	}
 }
 
 /* Queues a message for the worker (fd, if any, is taken over). */
-static int chan_send(struct broker *b, __u32 type, __u32 conn, const void *data, size_t len, int fd)
+static int chan_send(struct bagent *b, __u32 type, __u32 conn, const void *data, size_t len, int fd)
 {
 	struct bmsg m = { type, conn, (__u32)len };
 	struct qmsg *q = malloc(sizeof(*q) + sizeof(m) + len);
@@ -187,7 +189,7 @@ static int chan_send(struct broker *b, __u32 type, __u32 conn, const void *data,
 	return 0;
 }
 
-static void reply(struct broker *b, __u32 conn, json_t *doc)
+static void reply(struct bagent *b, __u32 conn, json_t *doc)
 {
 	size_t len;
 	char *frame;
@@ -207,18 +209,18 @@ static void reply(struct broker *b, __u32 conn, json_t *doc)
 
 /* ---- connections ---- */
 
-static struct bconn *conn_get(struct broker *b, __u32 id)
+static struct bconn *conn_get(struct bagent *b, __u32 id)
 {
 	struct bconn *c = &b->conns[id & ((1U << CONN_SLOT_BITS) - 1)];
 
 	return c->used && c->id == id ? c : NULL;
 }
 
-static struct bconn *conn_new(struct broker *b)
+static struct bconn *conn_new(struct bagent *b)
 {
 	size_t i;
 
-	for (i = 0; i < (1U << CONN_SLOT_BITS); i++)
+	for (i = 0; i < BROKER_CONNS_MAX; i++)
 		if (!b->conns[i].used) {
 			memset(&b->conns[i], 0, sizeof(b->conns[i]));
 			b->conns[i].used = true;
@@ -274,30 +276,27 @@ static void audit_call(struct broker *b, const struct caller *who, const char *t
 	free(r);
 }
 
-static void caller_of(const struct bconn *c, struct caller *who)
+static void caller_of(const struct bagent *ba, const struct bconn *c, struct caller *who)
 {
 	memset(who, 0, sizeof(*who));
-	if (c->ba) {
-		who->agent = c->ba->a->st.id;
-		snprintf(who->agent_name, sizeof(who->agent_name), "%s", c->ba->a->st.name);
-	}
+	who->agent = ba->a->st.id;
+	snprintf(who->agent_name, sizeof(who->agent_name), "%s", ba->a->st.name);
 	who->pid = c->pid;
 	who->uid = c->uid;
 	snprintf(who->comm, sizeof(who->comm), "%s", c->comm);
 }
 
 /* Refuses a request: the reply, the audit record, the count. */
-static void refuse(struct broker *b, struct bconn *c, long long id, const char *tool,
+static void refuse(struct bagent *ba, struct bconn *c, long long id, const char *tool,
 		   __u64 args_len, const unsigned char *args_sha, const char *code, const char *msg)
 {
 	struct caller who;
 
-	caller_of(c, &who);
-	reply(b, c->id, broker_reply_error(id, code, msg));
-	audit_call(b, &who, tool, false, args_len, args_sha, NULL, 0, "outcome=%s reason=%s", code,
-		   msg);
-	if (c->ba)
-		c->ba->refused++;
+	caller_of(ba, c, &who);
+	reply(ba, c->id, broker_reply_error(id, code, msg));
+	audit_call(ba->b, &who, tool, false, args_len, args_sha, NULL, 0, "outcome=%s reason=%s",
+		   code, msg);
+	ba->refused++;
 }
 
 /* ---- running tools ---- */
@@ -329,11 +328,11 @@ static void call_done(void *ctx, struct tool_run *run, const struct tool_run_res
 
 	(void)run;
 	if (call->ba && res->timed_out)
-		reply(b, call->conn,
+		reply(call->ba, call->conn,
 		      broker_reply_error(call->id, BROKER_E_TIMEOUT,
 					 "the tool ran past its timeout and was killed"));
 	else if (call->ba)
-		reply(b, call->conn,
+		reply(call->ba, call->conn,
 		      broker_reply_ok(call->id, code, out, err, res->truncated, res->redacted));
 	audit_call(b, &call->who, call->tool, true, call->args_len, call->args_sha, res->out,
 		   res->out_len,
@@ -495,23 +494,24 @@ static const struct tool *granted(const struct agent *a, const char *name)
 	return NULL;
 }
 
-static void builtin(struct broker *b, struct bconn *c, const struct broker_request *req,
+static void builtin(struct bagent *ba, struct bconn *c, const struct broker_request *req,
 		    const struct tool *t, __u64 args_len, const unsigned char *args_sha)
 {
 	struct broker_output none = { "", 0 };
 	struct caller who;
 	__u64 t0 = now_ns();
 
-	caller_of(c, &who);
-	reply(b, c->id, broker_reply_ok(req->id, 0, none, none, false, 0));
-	audit_call(b, &who, req->tool, true, args_len, args_sha, NULL, 0,
+	caller_of(ba, c, &who);
+	reply(ba, c->id, broker_reply_ok(req->id, 0, none, none, false, 0));
+	audit_call(ba->b, &who, req->tool, true, args_len, args_sha, NULL, 0,
 		   "outcome=ok exit=0 duration_us=%llu builtin=%s",
 		   (unsigned long long)(now_ns() - t0) / 1000, t->builtin);
 }
 
 /* A request the worker passed on: checked again with the same codec, then the policy. */
-static void on_request(struct broker *b, struct bconn *c, const char *text, size_t len)
+static void on_request(struct bagent *ba, struct bconn *c, const char *text, size_t len)
 {
+	struct broker *b = ba->b;
 	struct broker_error err = { 0 };
 	unsigned char sha[32];
 	struct broker_request req;
@@ -521,7 +521,7 @@ static void on_request(struct broker *b, struct bconn *c, const char *text, size
 
 	b->n_calls++;
 	if (len > BROKER_REQUEST_MAX || broker_request_parse(text, len, &req, &err)) {
-		refuse(b, c, -1, "?", len, NULL, BROKER_E_REQUEST,
+		refuse(ba, c, -1, "?", len, NULL, BROKER_E_REQUEST,
 		       "the worker's request is invalid");
 		return;
 	}
@@ -529,40 +529,41 @@ static void on_request(struct broker *b, struct bconn *c, const char *text, size
 	SHA256((const unsigned char *)(args ? args : ""), args ? strlen(args) : 0, sha);
 	len = args ? strlen(args) : 0;
 	free(args);
-	t = granted(c->ba->a, req.tool);
+	t = granted(ba->a, req.tool);
 	if (!t) {
-		refuse(b, c, req.id, req.tool, len, sha, BROKER_E_DENIED,
+		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_DENIED,
 		       "the agent's policy does not grant this tool");
 	} else if (broker_args_check(t, req.args, &err)) {
-		refuse(b, c, req.id, req.tool, len, sha, err.code, err.message);
-	} else if (c->ba->in_flight >= AGENT_CALLS_MAX) {
-		refuse(b, c, req.id, req.tool, len, sha, BROKER_E_BUSY, "too many calls in flight");
+		refuse(ba, c, req.id, req.tool, len, sha, err.code, err.message);
+	} else if (ba->in_flight >= AGENT_CALLS_MAX) {
+		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
+		       "too many calls in flight");
 	} else if (t->builtin) {
-		c->ba->calls++;
-		builtin(b, c, &req, t, len, sha);
+		ba->calls++;
+		builtin(ba, c, &req, t, len, sha);
 	} else if (!(call = calloc(1, sizeof(*call)))) {
-		refuse(b, c, req.id, req.tool, len, sha, BROKER_E_FAILED, "out of memory");
+		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, "out of memory");
 	} else {
 		*call = (struct call){
-			.b = b, .ba = c->ba, .conn = c->id, .id = req.id, .args_len = len
+			.b = b, .ba = ba, .conn = c->id, .id = req.id, .args_len = len
 		};
-		caller_of(c, &call->who);
+		caller_of(ba, c, &call->who);
 		snprintf(call->tool, sizeof(call->tool), "%s", req.tool);
 		memcpy(call->args_sha, sha, 32);
 		if (start_run(b, call, t, req.args, why, sizeof(why))) {
-			refuse(b, c, req.id, req.tool, len, sha, BROKER_E_FAILED, why);
+			refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, why);
 			free(call);
 		} else {
 			call->next = b->calls;
 			b->calls = call;
-			c->ba->calls++;
-			c->ba->in_flight++;
+			ba->calls++;
+			ba->in_flight++;
 		}
 	}
 	broker_request_free(&req);
 }
 
-static void on_refused(struct broker *b, struct bconn *c, const char *data, size_t len)
+static void on_refused(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
 	struct bmsg_refused r;
 	struct caller who;
@@ -571,25 +572,24 @@ static void on_refused(struct broker *b, struct bconn *c, const char *data, size
 		return;
 	memcpy(&r, data, sizeof(r));
 	r.err.code[sizeof(r.err.code) - 1] = r.err.message[sizeof(r.err.message) - 1] = '\0';
-	caller_of(c, &who);
-	audit_call(b, &who, "?", false, r.len, r.sha256, NULL, 0, "outcome=%s reason=%s",
+	caller_of(ba, c, &who);
+	audit_call(ba->b, &who, "?", false, r.len, r.sha256, NULL, 0, "outcome=%s reason=%s",
 		   r.err.code, r.err.message);
-	if (c->ba)
-		c->ba->refused++;
+	ba->refused++;
 }
 
-static void message(struct broker *b, const struct bmsg *m, const char *data)
+static void message(struct bagent *ba, const struct bmsg *m, const char *data)
 {
-	struct bconn *c = conn_get(b, m->conn);
+	struct bconn *c = conn_get(ba, m->conn);
 
-	if (!c || !c->ba)
+	if (!c)
 		return;
 	switch (m->type) {
 	case MSG_REQUEST:
-		on_request(b, c, data, m->len);
+		on_request(ba, c, data, m->len);
 		break;
 	case MSG_REFUSED:
-		on_refused(b, c, data, m->len);
+		on_refused(ba, c, data, m->len);
 		break;
 	case MSG_CLOSED:
 		c->used = false;
@@ -597,40 +597,91 @@ static void message(struct broker *b, const struct bmsg *m, const char *data)
 	}
 }
 
-static int worker_start(struct broker *b);
+/* fork and exec agentd-worker with its end of a socketpair as fd BMSG_FD. */
+static int spawn(const char *path, pid_t *pid, int *chan)
+{
+	int sv[2];
 
-/* The worker died: its connections are gone (the agents see them close); a new one starts. */
-static void worker_lost(struct broker *b)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	*pid = fork();
+	if (*pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	if (*pid == 0) {
+		if (sv[1] == BMSG_FD ? fcntl(BMSG_FD, F_SETFD, 0) : dup2(sv[1], BMSG_FD) < 0)
+			_exit(127);
+		syscall(SYS_close_range, BMSG_FD + 1U, ~0U, 0U);
+		execl(path, "agentd-worker", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	*chan = sv[0];
+	return 0;
+}
+
+static void on_chan(void *ctx, int fd, uint32_t events);
+
+static int worker_start(struct bagent *ba)
+{
+	int err = spawn(ba->b->worker_path, &ba->worker, &ba->chan);
+
+	if (!err)
+		err = loop_add(ba->b->d->loop, ba->chan, EPOLLIN, on_chan, ba);
+	ba->want_out = false;
+	return err;
+}
+
+/* Ends the worker and forgets its connections (the agent sees them close). */
+static void worker_stop(struct bagent *ba, int *status)
 {
 	struct qmsg *q;
-	int status = 0;
 	size_t i;
 
-	loop_del(b->d->loop, b->chan);
-	close(b->chan);
-	b->chan = -1;
-	if (b->worker > 0)
-		waitpid(b->worker, &status, 0);
-	log_err("broker: worker %d ended (%s %d); restarting it\n", (int)b->worker,
-		WIFSIGNALED(status) ? "signal" : "status",
-		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	b->worker = -1;
-	while ((q = b->qhead)) {
-		b->qhead = q->next;
+	if (ba->chan >= 0) {
+		loop_del(ba->b->d->loop, ba->chan);
+		close(ba->chan);
+		ba->chan = -1;
+	}
+	if (ba->worker > 0) {
+		kill(ba->worker, SIGKILL);
+		waitpid(ba->worker, status, 0);
+		ba->worker = -1;
+	}
+	while ((q = ba->qhead)) {
+		ba->qhead = q->next;
 		if (q->fd >= 0)
 			close(q->fd);
 		free(q);
 	}
-	b->qtail = NULL;
-	b->in_len = 0;
-	for (i = 0; i < (1U << CONN_SLOT_BITS); i++)
-		b->conns[i].used = false;
-	worker_start(b);
+	ba->qtail = NULL;
+	ba->in_len = 0;
+	for (i = 0; i < BROKER_CONNS_MAX; i++)
+		ba->conns[i].used = false;
+}
+
+/* The worker died (or misbehaved): a new one starts. */
+static void worker_lost(struct bagent *ba)
+{
+	pid_t pid = ba->worker;
+	int status = 0, err;
+
+	worker_stop(ba, &status);
+	log_err("broker: agent %s's worker %d ended (%s %d); restarting it\n", ba->a->st.name,
+		(int)pid, WIFSIGNALED(status) ? "signal" : "status",
+		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	err = worker_start(ba);
+	if (err)
+		log_err("broker: agent %s: starting its worker: %s\n", ba->a->st.name,
+			strerror(-err));
 }
 
 static void on_chan(void *ctx, int fd, uint32_t events)
 {
-	struct broker *b = ctx;
+	struct bagent *b = ctx;
 	size_t off = 0;
 	struct bmsg m;
 	ssize_t n;
@@ -661,9 +712,10 @@ static void on_chan(void *ctx, int fd, uint32_t events)
 	while (b->in_len - off >= sizeof(m)) {
 		memcpy(&m, b->in + off, sizeof(m));
 		if (m.len > BMSG_MAX) {
-			log_err("broker: the worker sent a message of %u bytes\n", m.len);
-			kill(b->worker, SIGKILL);
-			break;
+			log_err("broker: agent %s's worker sent a message of %u bytes\n",
+				b->a->st.name, m.len);
+			worker_lost(b);
+			return;
 		}
 		if (b->in_len - off - sizeof(m) < m.len)
 			break;
@@ -672,18 +724,6 @@ static void on_chan(void *ctx, int fd, uint32_t events)
 	}
 	memmove(b->in, b->in + off, b->in_len - off);
 	b->in_len -= off;
-}
-
-static int worker_start(struct broker *b)
-{
-	int err = broker_worker_spawn(&b->worker, &b->chan);
-
-	if (!err)
-		err = loop_add(b->d->loop, b->chan, EPOLLIN, on_chan, b);
-	if (err)
-		log_err("broker: starting the worker: %s\n", strerror(-err));
-	b->want_out = false;
-	return err;
 }
 
 /* ---- identity ---- */
@@ -816,12 +856,7 @@ static void refuse_conn(struct bagent *ba, int fd, const struct bconn *c, const 
 		free(frame);
 	}
 	json_decref(doc);
-	memset(&who, 0, sizeof(who));
-	who.agent = ba->a->st.id;
-	snprintf(who.agent_name, sizeof(who.agent_name), "%s", ba->a->st.name);
-	who.pid = c->pid;
-	who.uid = c->uid;
-	snprintf(who.comm, sizeof(who.comm), "%s", c->comm);
+	caller_of(ba, c, &who);
 	audit_call(ba->b, &who, "?", false, 0, NULL, NULL, 0, "outcome=%s reason=%s",
 		   BROKER_E_IDENTITY, why);
 	ba->refused++;
@@ -830,7 +865,6 @@ static void refuse_conn(struct bagent *ba, int fd, const struct bconn *c, const 
 static void on_accept(void *ctx, int lfd, uint32_t events)
 {
 	struct bagent *ba = ctx;
-	struct broker *b = ba->b;
 	struct bconn probe, *c;
 	char why[256];
 	int fd;
@@ -843,7 +877,7 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 			close(fd);
 			continue;
 		}
-		c = b->chan >= 0 ? conn_new(b) : NULL;
+		c = ba->chan >= 0 ? conn_new(ba) : NULL;
 		if (!c) {
 			refuse_conn(ba, fd, &probe, "too many connections");
 			close(fd);
@@ -851,9 +885,8 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 		}
 		probe.used = true;
 		probe.id = c->id;
-		probe.ba = ba;
 		*c = probe;
-		if (chan_send(b, MSG_CONN, c->id, NULL, 0, fd))
+		if (chan_send(ba, MSG_CONN, c->id, NULL, 0, fd))
 			c->used = false;
 	}
 }
@@ -877,6 +910,19 @@ static int mkdirs(const char *path, mode_t mode)
 	return 0;
 }
 
+/* agentd-worker sits beside agentd. */
+static int find_worker(char *out, size_t outsz)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return -errno;
+	self[n] = '\0';
+	snprintf(out, outsz, "%s/agentd-worker", dirname(self));
+	return access(out, X_OK) ? -errno : 0;
+}
+
 int broker_start(struct daemon *d)
 {
 	struct broker *b = calloc(1, sizeof(*b));
@@ -886,17 +932,20 @@ int broker_start(struct daemon *d)
 	if (!b)
 		return -ENOMEM;
 	b->d = d;
-	b->chan = -1;
 	snprintf(ctl, sizeof(ctl), "%s", d->o->control);
 	snprintf(b->rundir, sizeof(b->rundir), "%s/agents", dirname(ctl));
 	snprintf(b->tools_cg, sizeof(b->tools_cg), "%s/" TOOLS_CGROUP, d->cgroup);
+	err = find_worker(b->worker_path, sizeof(b->worker_path));
+	if (err) {
+		log_err("broker: %s: %s\n", b->worker_path, strerror(-err));
+		free(b);
+		return err;
+	}
 	err = cgroup2_mount(b->cgroot, sizeof(b->cgroot));
 	if (!err && mkdir(b->tools_cg, 0755) && errno != EEXIST)
 		err = -errno;
 	if (!err)
 		err = mkdirs(b->rundir, 0755);
-	if (!err)
-		err = worker_start(b);
 	if (err) {
 		log_err("broker: %s: %s\n", b->tools_cg, strerror(-err));
 		free(b);
@@ -906,11 +955,11 @@ int broker_start(struct daemon *d)
 	return 0;
 }
 
+/* After every agent's broker_agent_down(). */
 void broker_stop(struct daemon *d)
 {
 	struct broker *b = the_broker;
 	struct call *call;
-	struct qmsg *q;
 
 	(void)d;
 	if (!b)
@@ -920,23 +969,8 @@ void broker_stop(struct daemon *d)
 		tool_run_abort(call->run);
 		free(call);
 	}
-	if (b->chan >= 0) {
-		loop_del(b->d->loop, b->chan);
-		close(b->chan);
-	}
-	if (b->worker > 0) {
-		kill(b->worker, SIGKILL);
-		waitpid(b->worker, NULL, 0);
-	}
-	while ((q = b->qhead)) {
-		b->qhead = q->next;
-		if (q->fd >= 0)
-			close(q->fd);
-		free(q);
-	}
 	rmdir(b->tools_cg);
 	rmdir(b->rundir);
-	free(b->in);
 	free(b);
 	the_broker = NULL;
 }
@@ -981,6 +1015,7 @@ int broker_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
 	ba->b = b;
 	ba->a = a;
 	ba->lfd = -1;
+	ba->chan = -1;
 	if (!realpath(a->cgroup, real) || !realpath(b->cgroot, root) || !below(real, root)) {
 		err = -EINVAL;
 		snprintf(why, whysz, "broker: the cgroup %s is not below %s", a->cgroup, b->cgroot);
@@ -999,10 +1034,17 @@ int broker_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
 		snprintf(why, whysz, "broker: socket %s/tool.sock: %s", ba->dir, strerror(-err));
 		goto fail;
 	}
+	err = worker_start(ba);
+	if (err) {
+		snprintf(why, whysz, "broker: starting %s: %s", b->worker_path, strerror(-err));
+		goto fail;
+	}
 	a->broker = ba;
 	return 0;
 fail:
+	worker_stop(ba, NULL);
 	if (ba->lfd >= 0) {
+		loop_del(b->d->loop, ba->lfd);
 		close(ba->lfd);
 		unlink(ba->path);
 	}
@@ -1016,7 +1058,6 @@ void broker_agent_down(struct daemon *d, struct agent *a)
 	struct broker *b = the_broker;
 	struct bagent *ba = a->broker;
 	struct call *call;
-	size_t i;
 
 	(void)d;
 	if (!b || !ba)
@@ -1025,11 +1066,8 @@ void broker_agent_down(struct daemon *d, struct agent *a)
 	close(ba->lfd);
 	unlink(ba->path);
 	rmdir(ba->dir);
-	for (i = 0; i < (1U << CONN_SLOT_BITS); i++)
-		if (b->conns[i].used && b->conns[i].ba == ba) {
-			chan_send(b, MSG_CLOSE, b->conns[i].id, NULL, 0, -1);
-			b->conns[i].used = false;
-		}
+	worker_stop(ba, NULL);
+	free(ba->in);
 	for (call = b->calls; call; call = call->next)
 		if (call->ba == ba) {
 			call->ba = NULL;
@@ -1047,9 +1085,9 @@ void broker_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 	if (!ba)
 		return;
 	json_object_set_new(obj, "broker",
-			    json_pack("{s:s, s:I, s:I, s:i}", "socket", ba->path, "calls",
-				      (json_int_t)ba->calls, "refused", (json_int_t)ba->refused,
-				      "in_flight", (int)ba->in_flight));
+			    json_pack("{s:s, s:i, s:I, s:I, s:i}", "socket", ba->path, "worker_pid",
+				      (int)ba->worker, "calls", (json_int_t)ba->calls, "refused",
+				      (json_int_t)ba->refused, "in_flight", (int)ba->in_flight));
 }
 
 void broker_status_json(struct daemon *d, json_t *reply)
@@ -1060,6 +1098,6 @@ void broker_status_json(struct daemon *d, json_t *reply)
 	if (!b)
 		return;
 	json_object_set_new(reply, "broker",
-			    json_pack("{s:i, s:I, s:s}", "worker_pid", (int)b->worker, "requests",
+			    json_pack("{s:s, s:I, s:s}", "worker", b->worker_path, "requests",
 				      (json_int_t)b->n_calls, "tools_cgroup", b->tools_cg));
 }

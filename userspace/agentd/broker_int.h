@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Inside the broker: the messages between the root side (broker.c) and the worker
- * (broker_worker.c) on their stream socketpair, and the tool runner (broker_exec.c).
- * A message is a struct bmsg and len bytes; a MSG_CONN carries the agent's connection as
- * SCM_RIGHTS.
+ * Inside the broker: the tool runner (broker_exec.c), used by broker.c.
  */
 #ifndef AGENTD_BROKER_INT_H
 #define AGENTD_BROKER_INT_H
@@ -14,36 +11,6 @@
 #include <linux/types.h>
 #include "broker_proto.h"
 #include "redact.h"
-
-enum bmsg_type {
-	/* root -> worker */
-	MSG_CONN = 1, /* a checked connection (the fd), known from now on as conn */
-	MSG_REPLY, /* a reply frame (header included) to send on conn */
-	MSG_CLOSE, /* close conn */
-	/* worker -> root */
-	MSG_REQUEST, /* a request in canonical JSON (no frame header) */
-	MSG_REFUSED, /* a frame the worker refused and answered: struct bmsg_refused */
-	MSG_CLOSED, /* the agent closed conn */
-};
-
-struct bmsg {
-	__u32 type;
-	__u32 conn;
-	__u32 len;
-};
-
-struct bmsg_refused {
-	__u64 len; /* of the refused payload */
-	unsigned char sha256[32];
-	long long id;
-	struct broker_error err;
-};
-
-#define BMSG_MAX (BROKER_HDR + BROKER_REPLY_MAX)
-#define BROKER_CONNS_MAX 1024
-
-/* Forks the worker on one end of a socketpair; *chan is the root's end (non-blocking). */
-int broker_worker_spawn(pid_t *pid, int *chan);
 
 /* A tool run: argv and env built, then watched in the daemon's loop until it is done. */
 struct tool_run;

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
+#include <linux/types.h>
 #include "tools.h"
 
 #define BROKER_HDR 4
@@ -102,5 +103,38 @@ struct broker_reply {
  * saying what is wrong. Free with broker_reply_free(). */
 int broker_reply_parse(const char *payload, size_t len, struct broker_reply *r);
 void broker_reply_free(struct broker_reply *r);
+
+/*
+ * Between agentd and an agent's broker worker (agentd-worker), on their stream socketpair: a
+ * struct bmsg and len bytes; a MSG_CONN carries the agent's connection as SCM_RIGHTS. The
+ * worker is exec'd with its end as fd BMSG_FD.
+ */
+#define BMSG_FD 3
+enum bmsg_type {
+	/* root -> worker */
+	MSG_CONN = 1, /* a checked connection (the fd), known from now on as conn */
+	MSG_REPLY, /* a reply frame (header included) to send on conn */
+	MSG_CLOSE, /* close conn */
+	/* worker -> root */
+	MSG_REQUEST, /* a request in canonical JSON (no frame header) */
+	MSG_REFUSED, /* a frame the worker refused and answered: struct bmsg_refused */
+	MSG_CLOSED, /* the agent closed conn */
+};
+
+struct bmsg {
+	__u32 type;
+	__u32 conn;
+	__u32 len;
+};
+
+struct bmsg_refused {
+	__u64 len; /* of the refused payload */
+	unsigned char sha256[32];
+	long long id;
+	struct broker_error err;
+};
+
+#define BMSG_MAX (BROKER_HDR + BROKER_REPLY_MAX)
+#define BROKER_CONNS_MAX 256 /* connections of one agent */
 
 #endif

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The broker's worker: the only process that reads an agent's bytes. Forked by agentd, it
- * keeps nothing but its channel to agentd, becomes nobody with no capabilities, and confines
- * itself with a seccomp filter that lets it read, write, poll and allocate, and nothing else
- * (no open, no socket, no exec). Agent connections arrive over the channel as SCM_RIGHTS, already
- * checked by agentd; the worker frames and parses requests, answers malformed ones itself, and
- * passes the rest back in canonical form.
+ * agentd-worker: the broker's worker, the only process that reads an agent's bytes. agentd
+ * starts one per agent (fork and exec: a fresh image that holds nothing of agentd's memory),
+ * with its channel to agentd as fd 3 and nothing else. It becomes nobody with no capabilities
+ * and confines itself with a seccomp filter that lets it read, write, poll and allocate, and
+ * nothing else (no open, no socket, no exec). The agent's connections arrive over the channel
+ * as SCM_RIGHTS, already checked by agentd; the worker frames and parses requests, answers
+ * malformed ones itself, and passes the rest back in canonical form. One per agent, so that a
+ * worker subverted by its agent's bytes can speak for that agent alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +21,11 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <openssl/sha.h>
-#include "broker_int.h"
+#include "broker_proto.h"
 #include "log.h"
 
 #define WORKER_UID 65534 /* nobody */
@@ -399,28 +402,31 @@ static int drop(pid_t parent)
 	return confine();
 }
 
-static void worker_main(int chan, pid_t parent)
+int main(int argc, char **argv)
 {
 	static struct worker w;
 	struct pollfd fds[BROKER_CONNS_MAX + 1];
+	struct stat st;
 	size_t i, n;
 	int err;
 
-	if (chan != 3) {
-		if (dup2(chan, 3) < 0)
-			_exit(1);
-		chan = 3;
+	(void)argv;
+	log_init("agentd-worker", LOG_INFO);
+	if (argc != 1 || fstat(BMSG_FD, &st) || !S_ISSOCK(st.st_mode)) {
+		fprintf(stderr, "agentd-worker: started by agentd only (its channel on fd %d)\n",
+			BMSG_FD);
+		return 2;
 	}
-	syscall(SYS_close_range, 4U, ~0U, 0U);
+	syscall(SYS_close_range, BMSG_FD + 1U, ~0U, 0U);
 	signal(SIGPIPE, SIG_IGN);
-	err = drop(parent);
+	err = drop(getppid());
 	if (err) {
-		log_err("broker worker: dropping privileges: %s\n", strerror(-err));
-		_exit(1);
+		log_err("dropping privileges: %s\n", strerror(-err));
+		return 1;
 	}
-	w.chan = chan;
+	w.chan = BMSG_FD;
 	for (;;) {
-		fds[0] = (struct pollfd){ .fd = chan, .events = POLLIN };
+		fds[0] = (struct pollfd){ .fd = w.chan, .events = POLLIN };
 		for (i = 0; i < w.n; i++)
 			fds[i + 1] = (struct pollfd){
 				.fd = w.conns[i]->fd,
@@ -430,7 +436,7 @@ static void worker_main(int chan, pid_t parent)
 		n = w.n;
 		if (poll(fds, n + 1, -1) < 0)
 			continue;
-		/* Connections first, by id (the table moves when one closes). */
+		/* Backwards: closing connection i moves the last one into its place. */
 		for (i = n; i-- > 0;) {
 			if (!fds[i + 1].revents || i >= w.n || w.conns[i]->fd != fds[i + 1].fd)
 				continue;
@@ -443,27 +449,4 @@ static void worker_main(int chan, pid_t parent)
 		if (fds[0].revents)
 			chan_read(&w);
 	}
-}
-
-int broker_worker_spawn(pid_t *pid, int *chan)
-{
-	pid_t parent = getpid();
-	int sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	*pid = fork();
-	if (*pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return -errno;
-	}
-	if (*pid == 0) {
-		close(sv[0]);
-		worker_main(sv[1], parent);
-	}
-	close(sv[1]);
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	*chan = sv[0];
-	return 0;
 }
