@@ -170,6 +170,27 @@ static const char *audit_line(const char *log, const char *const needles[])
 	return NULL;
 }
 
+/* Every record in the log matches docs/audit.schema.json (selftests/audit/validate_schema.py). */
+static void expect_schema_valid(struct env *e)
+{
+	char script[PATH_MAX + 64];
+	int status;
+	pid_t pid;
+
+	snprintf(script, sizeof(script), "%s/../selftests/audit/validate_schema.py",
+		 test_bin_dir());
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		execl("/usr/bin/python3", "python3", script, e->audit, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_OK(waitpid(pid, &status, 0));
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		FAIL("the audit log does not match docs/audit.schema.json (status %d)",
+		     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 static void expect_audit(const char *log, const char *const needles[])
 {
 	if (!audit_line(log, needles))
@@ -257,6 +278,7 @@ TEST(broker_tools_policy_schema_output)
 	expect_audit(log, (const char *[]){ "\"name\":\"env\"", "exit=3", "redacted=1", NULL });
 	if (strstr(log, SECRET) || strstr(log, "hello world"))
 		FAIL("a secret or an argument value is in the audit log");
+	expect_schema_valid(e);
 }
 
 TEST(broker_redacts_each_pattern_class)
@@ -428,6 +450,11 @@ static void expect_worker_confined(void)
 	ASSERT(p);
 	pid = atoi(strchr(p, ':') + 1);
 	ASSERT(pid > 0);
+	/* One worker per agent. */
+	p = strstr(p + 1, "\"worker_pid\"");
+	ASSERT(p);
+	ASSERT(atoi(strchr(p, ':') + 1) > 0);
+	ASSERT(atoi(strchr(p, ':') + 1) != pid);
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ASSERT_OK(fd);
@@ -474,6 +501,7 @@ TEST(broker_identity_and_malformed_frames)
 	expect_audit(log, (const char *[]){ "\"agent_name\":\"t-a\"", "outcome=bad-frame", NULL });
 	if (audit_line(log, (const char *[]){ "\"agent_name\":\"t-b\"", "outcome=ok", NULL }))
 		FAIL("a call was recorded as agent t-b's");
+	expect_schema_valid(e);
 }
 
 TEST(broker_policy_check_refuses_actuate_tools_in_report_only)
