@@ -690,25 +690,22 @@ static void on_chan(void *ctx, int fd, uint32_t events)
 		chan_flush(b);
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
-	for (;;) {
-		if (b->in_cap - b->in_len < 65536) {
-			char *p = realloc(b->in, b->in_cap * 2 + 65536);
+	/* One read per call: a worker that floods agentd waits for the loop's next pass. */
+	if (b->in_cap - b->in_len < 65536) {
+		char *p = realloc(b->in, b->in_cap * 2 + 65536);
 
-			if (!p)
-				return;
-			b->in = p, b->in_cap = b->in_cap * 2 + 65536;
-		}
-		n = read(fd, b->in + b->in_len, b->in_cap - b->in_len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		if (n <= 0) {
-			worker_lost(b);
+		if (!p)
 			return;
-		}
-		b->in_len += n;
+		b->in = p, b->in_cap = b->in_cap * 2 + 65536;
 	}
+	n = read(fd, b->in + b->in_len, b->in_cap - b->in_len);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		worker_lost(b);
+		return;
+	}
+	b->in_len += n;
 	while (b->in_len - off >= sizeof(m)) {
 		memcpy(&m, b->in + off, sizeof(m));
 		if (m.len > BMSG_MAX) {
