@@ -118,29 +118,73 @@ static size_t run(const unsigned char *s, size_t n, bool (*body)(unsigned char c
 	return i;
 }
 
-static bool rule_match(const struct rule *r, const unsigned char *s, size_t n, struct match *m)
+/* The rule's pre-th prefix at s. */
+static bool rule_match(const struct rule *r, size_t pre, const unsigned char *s, size_t n,
+		       struct match *m)
 {
-	const char *const *p;
+	const char *p = r->prefixes[pre];
 	size_t pl, i, k;
 
-	for (p = r->prefixes; *p; p++) {
-		pl = strlen(*p);
-		if (pl > n || (r->icase ? strncasecmp((const char *)s, *p, pl) : memcmp(s, *p, pl)))
-			continue;
-		i = pl;
-		if (r->sep) {
-			for (k = 0; i < n && k < 8 && strchr(r->sep, s[i]) && s[i]; k++)
-				i++;
-			if (!k)
-				continue;
-		}
-		k = run(s + i, n - i, r->body, r->max);
-		if (k < r->min)
-			continue;
-		*m = (struct match){ r->cls, r->keep_prefix ? i : 0, i + k };
-		return true;
+	/* Every prefix is 4 bytes or more: the second byte rules most places out cheaply. */
+	if (n < 2 ||
+	    (s[1] | (r->icase ? 0x20 : 0)) != ((unsigned char)p[1] | (r->icase ? 0x20 : 0)))
+		return false;
+	pl = strlen(p);
+	if (pl > n || (r->icase ? strncasecmp((const char *)s, p, pl) : memcmp(s, p, pl)))
+		return false;
+	i = pl;
+	if (r->sep) {
+		for (k = 0; i < n && k < 8 && s[i] && strchr(r->sep, s[i]); k++)
+			i++;
+		if (!k)
+			return false;
 	}
-	return false;
+	k = run(s + i, n - i, r->body, r->max);
+	if (k < r->min)
+		return false;
+	*m = (struct match){ r->cls, r->keep_prefix ? i : 0, i + k };
+	return true;
+}
+
+/* For each byte, the (rule, prefix) pairs that can start there: most bytes have none. */
+#define CAND_MAX 16
+static struct {
+	unsigned char n;
+	struct {
+		unsigned char rule, prefix;
+	} v[CAND_MAX];
+} cands[256];
+static bool cands_ready;
+
+static void cand_add(unsigned char c, size_t rule, size_t prefix)
+{
+	size_t i;
+
+	for (i = 0; i < cands[c].n; i++)
+		if (cands[c].v[i].rule == rule && cands[c].v[i].prefix == prefix)
+			return;
+	if (cands[c].n < CAND_MAX) {
+		cands[c].v[cands[c].n].rule = (unsigned char)rule;
+		cands[c].v[cands[c].n].prefix = (unsigned char)prefix;
+		cands[c].n++;
+	}
+}
+
+static void cands_init(void)
+{
+	size_t i, j;
+	unsigned char c;
+
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		for (j = 0; rules[i].prefixes[j]; j++) {
+			c = (unsigned char)rules[i].prefixes[j][0];
+			cand_add(c, i, j);
+			if (rules[i].icase && ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) {
+				cand_add(c | 0x20, i, j);
+				cand_add(c & ~0x20, i, j);
+			}
+		}
+	cands_ready = true;
 }
 
 static const unsigned char *find(const unsigned char *s, size_t n, const char *needle)
@@ -239,16 +283,17 @@ static bool match_at(const struct redactor *r, const unsigned char *s, size_t n,
 
 	best[0].len = best[1].len = 0;
 	for (i = 0; r && i < r->n; i++)
-		if (r->secrets[i].len <= n && !memcmp(s, r->secrets[i].value, r->secrets[i].len))
+		if (r->secrets[i].len <= n && r->secrets[i].value[0] == (char)s[0] &&
+		    !memcmp(s, r->secrets[i].value, r->secrets[i].len))
 			consider(&(struct match){ NULL, 0, r->secrets[i].len }, best);
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		if (rule_match(&rules[i], s, n, &m))
+	for (i = 0; i < cands[s[0]].n; i++)
+		if (rule_match(&rules[cands[s[0]].v[i].rule], cands[s[0]].v[i].prefix, s, n, &m))
 			consider(&m, best);
-	if (pem_match(s, n, &m))
+	if (s[0] == '-' && pem_match(s, n, &m))
 		consider(&m, best);
-	if (jwt_match(s, n, &m))
+	if (s[0] == 'e' && jwt_match(s, n, &m))
 		consider(&m, best);
-	if (url_password_match(s, n, &m))
+	if (s[0] == ':' && url_password_match(s, n, &m))
 		consider(&m, best);
 	return best[0].len || best[1].len;
 }
@@ -256,20 +301,14 @@ static bool match_at(const struct redactor *r, const unsigned char *s, size_t n,
 /* Bytes that can start a match: a cheap filter ahead of match_at(). */
 static void starts(const struct redactor *r, bool tab[256])
 {
-	const char *const *p;
 	size_t i;
 
-	memset(tab, 0, 256 * sizeof(bool));
+	if (!cands_ready)
+		cands_init();
+	for (i = 0; i < 256; i++)
+		tab[i] = cands[i].n > 0;
 	for (i = 0; i < r->n; i++)
 		tab[(unsigned char)r->secrets[i].value[0]] = true;
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		for (p = rules[i].prefixes; *p; p++) {
-			tab[(unsigned char)(*p)[0]] = true;
-			if (rules[i].icase) {
-				tab[(unsigned char)((*p)[0] & ~0x20)] = true;
-				tab[(unsigned char)((*p)[0] | 0x20)] = true;
-			}
-		}
 	tab['-'] = tab['e'] = tab[':'] = true;
 }
 
