@@ -47,6 +47,9 @@ static const char tools_json[] =
 	" {\"name\": \"big\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"yes | head -c 100000\"],\n"
 	"  \"output_cap\": 1000},\n"
+	" {\"name\": \"loose\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"], "
+	"\"secrets\": [\"LOOSE\"]},\n"
+	" {\"name\": \"absent\", \"effect\": \"observe\", \"exec\": [\"/nonexistent/tool\"]},\n"
 	" {\"name\": \"deploy\", \"effect\": \"actuate\", \"exec\": [\"/bin/true\"]}\n"
 	"]}\n";
 
@@ -91,7 +94,7 @@ static struct env *setup(void)
 	    "{\"name\": \"a\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
 	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
-	    "\"big\"]}\n",
+	    "\"big\", \"loose\", \"absent\"]}\n",
 	    0644);
 	put(e.policy_b,
 	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
@@ -103,6 +106,10 @@ static struct env *setup(void)
 	ASSERT_OK(mkdir(path, 0700));
 	snprintf(path, sizeof(path), "%s/secrets/TOKEN", e.state);
 	put(path, SECRET "\n", 0600);
+	/* Readable by others: refused. */
+	snprintf(path, sizeof(path), "%s/secrets/LOOSE", e.state);
+	put(path, "loose-secret\n", 0644);
+	ASSERT_OK(chmod(path, 0644));
 	setenv("AGENTD_CONTROL", e.control, 1);
 
 	char *argv[] = { "agentd",	"--control",	   e.control,	"--state-dir", e.state,
@@ -252,6 +259,13 @@ TEST(broker_tools_policy_schema_output)
 	expect_in(out, "\"stderr\":\"mode=quiet\\n\"");
 	expect_in(out, "\"redacted\":1");
 	ASSERT(!strstr(out, SECRET));
+	/* A secret others may read is not used: the call fails, naming it. */
+	ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "loose", NULL, NULL, NULL), 125);
+	expect_in(out, "\"code\":\"failed\"");
+	expect_in(out, "secret LOOSE unavailable");
+	/* A tool that cannot be executed: 127 and why, on its stderr. */
+	ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "absent", NULL, NULL, NULL), 127);
+	expect_in(out, "executing /nonexistent/tool: No such file or directory");
 	/* The output cap. */
 	ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "big", NULL, NULL, NULL), 0);
 	expect_in(out, "\"truncated\":true");
