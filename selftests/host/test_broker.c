@@ -67,64 +67,82 @@ static void put(const char *path, const char *text, mode_t mode)
 	test_write(path, text, mode);
 }
 
-static struct env *setup(void)
+static struct env the_env;
+
+/* The files of the test: tools, policies, secrets; agentd not started. */
+static struct env *setup_files(void)
 {
-	static struct env e;
-	const char *ready[] = { "agentd: ready", NULL };
-	char root[PATH_MAX - 64], path[PATH_MAX + 32], out[4096];
+	char root[PATH_MAX - 64], path[PATH_MAX + 32];
 
 	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
-	test_tmpdir(e.dir, sizeof(e.dir), "broker");
-	snprintf(e.state, sizeof(e.state), "%s/state", e.dir);
-	snprintf(e.control, sizeof(e.control), "%s/run/control.sock", e.dir);
-	snprintf(e.audit, sizeof(e.audit), "%s/audit", e.dir);
-	snprintf(e.tools, sizeof(e.tools), "%s/tools.json", e.dir);
-	snprintf(e.policy_a, sizeof(e.policy_a), "%s/a.json", e.dir);
-	snprintf(e.policy_b, sizeof(e.policy_b), "%s/b.json", e.dir);
-	snprintf(e.cgroup, sizeof(e.cgroup), "%s/agentd-broker-%d", root, getpid());
-	snprintf(e.sock_a, sizeof(e.sock_a), "%s/run/agents/t-a/tool.sock", e.dir);
-	snprintf(e.sock_b, sizeof(e.sock_b), "%s/run/agents/t-b/tool.sock", e.dir);
-	snprintf(e.env_a, sizeof(e.env_a), "AGENTD_TOOL_SOCKET=%s", e.sock_a);
-	snprintf(e.env_b, sizeof(e.env_b), "AGENTD_TOOL_SOCKET=%s", e.sock_b);
-	snprintf(e.agent_tool, sizeof(e.agent_tool), "%s/agent-tool", test_bin_dir());
-	test_pin_dir(e.pins, sizeof(e.pins));
-	test_cgroup_tree_at_end(e.cgroup);
-	put(e.tools, tools_json, 0644);
-	put(e.policy_a,
+	test_tmpdir(the_env.dir, sizeof(the_env.dir), "broker");
+	snprintf(the_env.state, sizeof(the_env.state), "%s/state", the_env.dir);
+	snprintf(the_env.control, sizeof(the_env.control), "%s/run/control.sock", the_env.dir);
+	snprintf(the_env.audit, sizeof(the_env.audit), "%s/audit", the_env.dir);
+	snprintf(the_env.tools, sizeof(the_env.tools), "%s/tools.json", the_env.dir);
+	snprintf(the_env.policy_a, sizeof(the_env.policy_a), "%s/a.json", the_env.dir);
+	snprintf(the_env.policy_b, sizeof(the_env.policy_b), "%s/b.json", the_env.dir);
+	snprintf(the_env.cgroup, sizeof(the_env.cgroup), "%s/agentd-broker-%d", root, getpid());
+	snprintf(the_env.sock_a, sizeof(the_env.sock_a), "%s/run/agents/t-a/tool.sock",
+		 the_env.dir);
+	snprintf(the_env.sock_b, sizeof(the_env.sock_b), "%s/run/agents/t-b/tool.sock",
+		 the_env.dir);
+	snprintf(the_env.env_a, sizeof(the_env.env_a), "AGENTD_TOOL_SOCKET=%s", the_env.sock_a);
+	snprintf(the_env.env_b, sizeof(the_env.env_b), "AGENTD_TOOL_SOCKET=%s", the_env.sock_b);
+	snprintf(the_env.agent_tool, sizeof(the_env.agent_tool), "%s/agent-tool", test_bin_dir());
+	test_pin_dir(the_env.pins, sizeof(the_env.pins));
+	test_cgroup_tree_at_end(the_env.cgroup);
+	put(the_env.tools, tools_json, 0644);
+	put(the_env.policy_a,
 	    "{\"name\": \"a\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
 	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
 	    "\"big\", \"loose\", \"absent\"]}\n",
 	    0644);
-	put(e.policy_b,
+	put(the_env.policy_b,
 	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]}, \"tools\": [\"noop\"]}\n",
 	    0644);
 	/* The secret the broker injects: root's, mode 0600, in the state directory. */
-	ASSERT_OK(mkdir(e.state, 0700));
-	snprintf(path, sizeof(path), "%s/secrets", e.state);
+	ASSERT_OK(mkdir(the_env.state, 0700));
+	snprintf(path, sizeof(path), "%s/secrets", the_env.state);
 	ASSERT_OK(mkdir(path, 0700));
-	snprintf(path, sizeof(path), "%s/secrets/TOKEN", e.state);
+	snprintf(path, sizeof(path), "%s/secrets/TOKEN", the_env.state);
 	put(path, SECRET "\n", 0600);
 	/* Readable by others: refused. */
-	snprintf(path, sizeof(path), "%s/secrets/LOOSE", e.state);
+	snprintf(path, sizeof(path), "%s/secrets/LOOSE", the_env.state);
 	put(path, "loose-secret\n", 0644);
 	ASSERT_OK(chmod(path, 0644));
-	setenv("AGENTD_CONTROL", e.control, 1);
+	setenv("AGENTD_CONTROL", the_env.control, 1);
+	return &the_env;
+}
 
-	char *argv[] = { "agentd",	"--control",	   e.control,	"--state-dir", e.state,
-			 "--audit-dir", e.audit,	   "--pin-dir", e.pins,	       "--cgroup",
-			 e.cgroup,	"--allow-partial", NULL };
-	e.agentd = proc_start(argv);
-	if (!proc_wait_line(e.agentd, 20000, ready))
-		FAIL("agentd did not get ready: \"%s\"", e.agentd->buf);
-	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t-a", "--policy", e.policy_a,
-			       "--tools", e.tools, NULL),
+/* agentd started, agents t-a and t-b added. */
+static struct env *start(void)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+	char out[4096];
+
+	char *argv[] = { "agentd",	"--control",   the_env.control, "--state-dir",
+			 the_env.state, "--audit-dir", the_env.audit,	"--pin-dir",
+			 the_env.pins,	"--cgroup",    the_env.cgroup,	"--allow-partial",
+			 NULL };
+	the_env.agentd = proc_start(argv);
+	if (!proc_wait_line(the_env.agentd, 20000, ready))
+		FAIL("agentd did not get ready: \"%s\"", the_env.agentd->buf);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t-a", "--policy",
+			       the_env.policy_a, "--tools", the_env.tools, NULL),
 		  0);
-	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t-b", "--policy", e.policy_b,
-			       "--tools", e.tools, NULL),
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t-b", "--policy",
+			       the_env.policy_b, "--tools", the_env.tools, NULL),
 		  0);
-	return &e;
+	return &the_env;
+}
+
+static struct env *setup(void)
+{
+	setup_files();
+	return start();
 }
 
 /* agent-tool --json inside agent (through sock_env), up to three arguments; its exit status. */
@@ -516,6 +534,39 @@ TEST(broker_identity_and_malformed_frames)
 	if (audit_line(log, (const char *[]){ "\"agent_name\":\"t-b\"", "outcome=ok", NULL }))
 		FAIL("a call was recorded as agent t-b's");
 	expect_schema_valid(e);
+}
+
+static int exec_sleep(void *arg)
+{
+	(void)arg;
+	execl("/bin/sleep", "sleep", "600", (char *)NULL);
+	return 127;
+}
+
+/* A tool an agentd killed mid-call left running is killed by the next agentd. */
+TEST(broker_restart_reaps_tools_left_running)
+{
+	char cg[PATH_MAX + 64], procs[PATH_MAX + 80];
+	struct env *env = setup_files();
+	int cgfd, status;
+	pid_t pid;
+
+	snprintf(cg, sizeof(cg), "%s/tools.broker/t-a-1-1", env->cgroup);
+	ASSERT_OK(mkdir(env->cgroup, 0755));
+	snprintf(procs, sizeof(procs), "%s/tools.broker", env->cgroup);
+	ASSERT_OK(mkdir(procs, 0755));
+	ASSERT_OK(mkdir(cg, 0755));
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(cgfd);
+	pid = cgroup_fork_into(cgfd);
+	if (pid == 0)
+		_exit(exec_sleep(NULL));
+	close(cgfd);
+	ASSERT(pid > 0);
+	start();
+	ASSERT_OK(waitpid(pid, &status, 0));
+	ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ASSERT_EQ(access(cg, F_OK), -1);
 }
 
 TEST(broker_policy_check_refuses_actuate_tools_in_report_only)

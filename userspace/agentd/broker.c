@@ -4,6 +4,7 @@
  * the audit. It never parses an agent's raw bytes (the worker does) and never blocks: the
  * channel to the worker, the sockets and the runs are fds in the daemon's loop.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -466,7 +467,8 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 			err = -ENOMEM;
 	if (!err)
 		err = build_env(b, t, &env, &n_env, &red, why, whysz);
-	snprintf(cg, sizeof(cg), "%s/%s-%llu", b->tools_cg, call->who.agent_name,
+	/* agentd's pid in the name: a run left by an agentd before cannot collide. */
+	snprintf(cg, sizeof(cg), "%s/%s-%d-%llu", b->tools_cg, call->who.agent_name, (int)getpid(),
 		 (unsigned long long)++b->n_runs);
 	spec = (struct tool_spec){ cg, argv, env, t->timeout_sec, t->output_cap, &red };
 	if (!err) {
@@ -907,6 +909,53 @@ static int mkdirs(const char *path, mode_t mode)
 	return 0;
 }
 
+/* Waits (up to 1 s) for the cgroup at path to empty, then removes it. */
+static int remove_when_empty(const char *path)
+{
+	char events[PATH_MAX + 2 * NAME_MAX + 16], buf[256];
+	struct pollfd pfd = { .events = POLLPRI };
+	int tries;
+	ssize_t n;
+
+	snprintf(events, sizeof(events), "%s/cgroup.events", path);
+	pfd.fd = open(events, O_RDONLY | O_CLOEXEC);
+	for (tries = 0; pfd.fd >= 0 && tries < 10; tries++) {
+		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		if (n <= 0 || strstr(buf, "populated 0"))
+			break;
+		poll(&pfd, 1, 100);
+	}
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+	return rmdir(path) ? -errno : 0;
+}
+
+/* Tools an agentd before this one left running (it was killed mid-call) go now. */
+static void reap_leftovers(const char *tools_cg)
+{
+	char path[PATH_MAX + 2 * NAME_MAX];
+	struct dirent *de;
+	DIR *dir = opendir(tools_cg);
+	int err;
+
+	while (dir && (de = readdir(dir))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/cgroup.kill", tools_cg, de->d_name);
+		cgroup_write(path, "1");
+		snprintf(path, sizeof(path), "%s/%s", tools_cg, de->d_name);
+		err = remove_when_empty(path);
+		if (err)
+			log_warn("broker: a tool cgroup left from before, %s: %s, ignoring\n", path,
+				 strerror(-err));
+		else
+			log_info("broker: killed and removed %s, left from before\n", path);
+	}
+	if (dir)
+		closedir(dir);
+}
+
 /* agentd-worker sits beside agentd. */
 static int find_worker(char *out, size_t outsz)
 {
@@ -941,6 +990,8 @@ int broker_start(struct daemon *d)
 	err = cgroup2_mount(b->cgroot, sizeof(b->cgroot));
 	if (!err && mkdir(b->tools_cg, 0755) && errno != EEXIST)
 		err = -errno;
+	if (!err)
+		reap_leftovers(b->tools_cg);
 	if (!err)
 		err = mkdirs(b->rundir, 0755);
 	if (err) {
