@@ -50,6 +50,10 @@ static const char tools_json[] =
 	" {\"name\": \"loose\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"], "
 	"\"secrets\": [\"LOOSE\"]},\n"
 	" {\"name\": \"absent\", \"effect\": \"observe\", \"exec\": [\"/nonexistent/tool\"]},\n"
+	" {\"name\": \"hold\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	"\"echo started > \\\"$0\\\"; exec sleep 60\", \"{fifo}\"],\n"
+	"  \"args\": {\"fifo\": {\"type\": \"string\", \"pattern\": \"^/\"}}, \"timeout\": "
+	"\"1s\"},\n"
 	" {\"name\": \"deploy\", \"effect\": \"actuate\", \"exec\": [\"/bin/true\"]}\n"
 	"]}\n";
 
@@ -97,7 +101,7 @@ static struct env *setup_files(void)
 	    "{\"name\": \"a\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
 	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
-	    "\"big\", \"loose\", \"absent\"]}\n",
+	    "\"big\", \"loose\", \"absent\", \"hold\"]}\n",
 	    0644);
 	put(the_env.policy_b,
 	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
@@ -534,6 +538,24 @@ TEST(broker_identity_and_malformed_frames)
 	if (audit_line(log, (const char *[]){ "\"agent_name\":\"t-b\"", "outcome=ok", NULL }))
 		FAIL("a call was recorded as agent t-b's");
 	expect_schema_valid(e);
+}
+
+/* agentd answers while a tool runs: a call made once another's tool is running comes back first. */
+TEST(broker_answers_while_a_tool_runs)
+{
+	char out[4096], fifo[PATH_MAX], script[6 * PATH_MAX];
+	struct env *e = setup();
+
+	snprintf(fifo, sizeof(fifo), "%s/started", e->dir);
+	ASSERT_OK(mkfifo(fifo, 0600));
+	snprintf(script, sizeof(script),
+		 "export %s; (%s hold fifo=%s 2>/dev/null; echo hold-done $?) & read line < %s; "
+		 "%s noop && echo noop-done; wait",
+		 e->env_a, e->agent_tool, fifo, fifo, e->agent_tool);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-a", "--", "/bin/sh", "-c", script, NULL),
+		  0);
+	if (!strstr(out, "noop-done\nhold-done 124\n"))
+		FAIL("expected the noop answered before the held call ended, got\n%s", out);
 }
 
 static int exec_sleep(void *arg)
