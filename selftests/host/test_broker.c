@@ -80,6 +80,8 @@ static struct env *setup_files(void)
 
 	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
 	test_tmpdir(the_env.dir, sizeof(the_env.dir), "broker");
+	/* Agents that run as nobody go through it to their sockets. */
+	ASSERT_OK(chmod(the_env.dir, 0711));
 	snprintf(the_env.state, sizeof(the_env.state), "%s/state", the_env.dir);
 	snprintf(the_env.control, sizeof(the_env.control), "%s/run/control.sock", the_env.dir);
 	snprintf(the_env.audit, sizeof(the_env.audit), "%s/audit", the_env.dir);
@@ -256,6 +258,11 @@ TEST(broker_tools_policy_schema_output)
 	ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "report.submit", "title=weekly", NULL,
 		       NULL),
 		  0);
+	/* An agent that is not root reaches its socket too. */
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-a", "--user", "nobody", "--", "env",
+			       e->env_a, e->agent_tool, "--json", "noop", NULL),
+		  0);
+	expect_in(out, "\"ok\":true");
 	/* Default deny: not in B's policy; not in the registry at all. */
 	ASSERT_EQ(call(e, out, sizeof(out), "t-b", e->env_b, "echo", "msg=hi", "n:=1", NULL), 125);
 	expect_in(out, "\"code\":\"denied\"");

@@ -956,6 +956,24 @@ static void reap_leftovers(const char *tools_cg)
 		closedir(dir);
 }
 
+/*
+ * Agents that are not root reach their sockets only through the control socket's directory:
+ * it becomes searchable (not listable). The control socket keeps its own mode 0600 and uid check.
+ */
+static void searchable(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) || (st.st_mode & 0111) == 0111)
+		return;
+	if (chmod(dir, (st.st_mode & 07777) | 0111))
+		log_warn("broker: %s: %s: agents that are not root cannot reach their sockets\n",
+			 dir, strerror(errno));
+	else
+		log_info("broker: made %s searchable (mode %04o) for the agents' sockets\n", dir,
+			 (st.st_mode & 07777) | 0111);
+}
+
 /* agentd-worker sits beside agentd. */
 static int find_worker(char *out, size_t outsz)
 {
@@ -972,14 +990,15 @@ static int find_worker(char *out, size_t outsz)
 int broker_start(struct daemon *d)
 {
 	struct broker *b = calloc(1, sizeof(*b));
-	char ctl[PATH_MAX];
+	char ctl[PATH_MAX], *dir;
 	int err;
 
 	if (!b)
 		return -ENOMEM;
 	b->d = d;
 	snprintf(ctl, sizeof(ctl), "%s", d->o->control);
-	snprintf(b->rundir, sizeof(b->rundir), "%s/agents", dirname(ctl));
+	dir = dirname(ctl);
+	snprintf(b->rundir, sizeof(b->rundir), "%s/agents", dir);
 	snprintf(b->tools_cg, sizeof(b->tools_cg), "%s/" TOOLS_CGROUP, d->cgroup);
 	err = find_worker(b->worker_path, sizeof(b->worker_path));
 	if (err) {
@@ -993,7 +1012,9 @@ int broker_start(struct daemon *d)
 	if (!err)
 		reap_leftovers(b->tools_cg);
 	if (!err)
-		err = mkdirs(b->rundir, 0755);
+		err = mkdirs(b->rundir, 0711);
+	if (!err)
+		searchable(dir);
 	if (err) {
 		log_err("broker: %s: %s\n", b->tools_cg, strerror(-err));
 		free(b);
@@ -1073,7 +1094,7 @@ int broker_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
 		 real[strlen(root)] ? real + strlen(root) : "/");
 	snprintf(ba->dir, sizeof(ba->dir), "%s/%s", b->rundir, a->st.name);
 	snprintf(ba->path, sizeof(ba->path), "%s/tool.sock", ba->dir);
-	err = mkdirs(ba->dir, 0755);
+	err = mkdirs(ba->dir, 0711);
 	if (!err)
 		err = listen_at(ba);
 	if (!err)
