@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <openssl/sha.h>
+#include <bpf/bpf.h>
 #include "broker.h"
 #include "broker_int.h"
 #include "cgroup.h"
@@ -72,6 +73,7 @@ struct bagent {
 	char cgrel[PATH_MAX]; /* the agent's cgroup below the cgroup2 mount */
 	__u64 calls, refused;
 	unsigned in_flight;
+	__u64 ino; /* of the listening socket, in broker_sockets; 0: not there */
 };
 
 /* Who called, and what: for the reply and the audit record. */
@@ -99,6 +101,7 @@ struct call {
 struct broker {
 	struct daemon *d;
 	char worker_path[PATH_MAX];
+	int sockets_map; /* broker_sockets (BPF LSM's unix_stream_connect); -1: not loaded */
 	struct call *calls;
 	char cgroot[PATH_MAX];
 	char tools_cg[PATH_MAX + 16];
@@ -974,6 +977,45 @@ static void searchable(const char *dir)
 			 (st.st_mode & 07777) | 0111);
 }
 
+/*
+ * broker_sockets, pinned by the enforcer where BPF LSM runs: emptied (the sockets of an agentd
+ * before are gone, and their inode numbers may come back). -1 where it is not loaded.
+ */
+static int sockets_map_open(const char *pin_dir)
+{
+	char path[PATH_MAX];
+	__u64 key, next;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/broker_sockets", pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -1;
+	while (!bpf_map_get_next_key(fd, NULL, &next)) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
+	return fd;
+}
+
+/* The kernel's side of "this socket is this agent's": where BPF LSM runs. */
+static void sockets_map_add(struct bagent *ba)
+{
+	__u32 id = ba->a->st.id;
+	struct stat st;
+	__u64 ino;
+
+	if (ba->b->sockets_map < 0 || fstat(ba->lfd, &st))
+		return;
+	ino = st.st_ino;
+	if (bpf_map_update_elem(ba->b->sockets_map, &ino, &id, BPF_ANY))
+		log_warn("broker: agent %s: broker_sockets: %s; agentd's peer check still holds\n",
+			 ba->a->st.name, strerror(errno));
+	else
+		ba->ino = st.st_ino;
+}
+
 /* agentd-worker sits beside agentd. */
 static int find_worker(char *out, size_t outsz)
 {
@@ -1000,9 +1042,12 @@ int broker_start(struct daemon *d)
 	dir = dirname(ctl);
 	snprintf(b->rundir, sizeof(b->rundir), "%s/agents", dir);
 	snprintf(b->tools_cg, sizeof(b->tools_cg), "%s/" TOOLS_CGROUP, d->cgroup);
+	b->sockets_map = sockets_map_open(d->o->pin_dir);
 	err = find_worker(b->worker_path, sizeof(b->worker_path));
 	if (err) {
 		log_err("broker: %s: %s\n", b->worker_path, strerror(-err));
+		if (b->sockets_map >= 0)
+			close(b->sockets_map);
 		free(b);
 		return err;
 	}
@@ -1017,6 +1062,8 @@ int broker_start(struct daemon *d)
 		searchable(dir);
 	if (err) {
 		log_err("broker: %s: %s\n", b->tools_cg, strerror(-err));
+		if (b->sockets_map >= 0)
+			close(b->sockets_map);
 		free(b);
 		return err;
 	}
@@ -1040,6 +1087,8 @@ void broker_stop(struct daemon *d)
 	}
 	rmdir(b->tools_cg);
 	rmdir(b->rundir);
+	if (b->sockets_map >= 0)
+		close(b->sockets_map);
 	free(b);
 	the_broker = NULL;
 }
@@ -1108,6 +1157,7 @@ int broker_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
 		snprintf(why, whysz, "broker: starting %s: %s", b->worker_path, strerror(-err));
 		goto fail;
 	}
+	sockets_map_add(ba);
 	a->broker = ba;
 	return 0;
 fail:
@@ -1131,6 +1181,8 @@ void broker_agent_down(struct daemon *d, struct agent *a)
 	(void)d;
 	if (!b || !ba)
 		return;
+	if (ba->ino)
+		bpf_map_delete_elem(b->sockets_map, &ba->ino);
 	loop_del(b->d->loop, ba->lfd);
 	close(ba->lfd);
 	unlink(ba->path);
@@ -1154,9 +1206,10 @@ void broker_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 	if (!ba)
 		return;
 	json_object_set_new(obj, "broker",
-			    json_pack("{s:s, s:i, s:I, s:I, s:i}", "socket", ba->path, "worker_pid",
-				      (int)ba->worker, "calls", (json_int_t)ba->calls, "refused",
-				      (json_int_t)ba->refused, "in_flight", (int)ba->in_flight));
+			    json_pack("{s:s, s:i, s:I, s:I, s:i, s:b}", "socket", ba->path,
+				      "worker_pid", (int)ba->worker, "calls", (json_int_t)ba->calls,
+				      "refused", (json_int_t)ba->refused, "in_flight",
+				      (int)ba->in_flight, "kernel_check", ba->ino != 0));
 }
 
 void broker_status_json(struct daemon *d, json_t *reply)
