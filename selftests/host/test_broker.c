@@ -481,10 +481,10 @@ static int raw_calls(void *arg)
 	return 0;
 }
 
-/* The worker: nobody, no capabilities, no new privileges, seccomp filtering. */
+/* The worker: ids of its own, no capabilities, no new privileges, seccomp filtering. */
 static void expect_worker_confined(void)
 {
-	char out[16384], path[64], status[4096], *p;
+	char out[16384], path[64], status[4096], want[128], *p;
 	int pid, fd;
 	ssize_t n;
 
@@ -505,8 +505,14 @@ static void expect_worker_confined(void)
 	close(fd);
 	ASSERT(n > 0);
 	status[n] = '\0';
-	expect_in(status, "Uid:\t65534\t65534\t65534\t65534");
-	expect_in(status, "Gid:\t65534\t65534\t65534\t65534");
+	/* t-a is agent 1: its worker's ids are its own. */
+	snprintf(want, sizeof(want), "Uid:\t%u\t%u\t%u\t%u", BMSG_WORKER_ID_BASE + 1,
+		 BMSG_WORKER_ID_BASE + 1, BMSG_WORKER_ID_BASE + 1, BMSG_WORKER_ID_BASE + 1);
+	expect_in(status, want);
+	snprintf(want, sizeof(want), "Gid:\t%u\t%u\t%u\t%u", BMSG_WORKER_ID_BASE + 1,
+		 BMSG_WORKER_ID_BASE + 1, BMSG_WORKER_ID_BASE + 1, BMSG_WORKER_ID_BASE + 1);
+	expect_in(status, want);
+	expect_in(status, "Groups:\t2147352577 \n");
 	expect_in(status, "CapEff:\t0000000000000000");
 	expect_in(status, "CapPrm:\t0000000000000000");
 	expect_in(status, "NoNewPrivs:\t1");

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * agentd-worker: the broker's worker, the only process that reads an agent's bytes. agentd
- * starts one per agent (fork and exec: a fresh image that holds nothing of agentd's memory),
- * with its channel to agentd as fd 3 and nothing else. It becomes nobody with no capabilities
+ * agentd-worker AGENT-ID: the broker's worker, the only process that reads an agent's bytes.
+ * agentd starts one per agent (fork and exec: a fresh image that holds nothing of agentd's
+ * memory), with its channel to agentd as fd 3 and nothing else. It becomes a uid of its own (no
+ * user's, one per agent: BMSG_WORKER_ID_BASE + the agent's id) with no capabilities
  * and confines itself with a seccomp filter that lets it read, write, poll and allocate, and
  * nothing else (no open, no socket, no exec). The agent's connections arrive over the channel
  * as SCM_RIGHTS, already checked by agentd; the worker frames and parses requests, answers
@@ -25,10 +26,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <openssl/sha.h>
+#include "agentd/abi.h"
 #include "broker_proto.h"
 #include "log.h"
 
-#define WORKER_UID 65534 /* nobody */
 #define FDQ_MAX 64
 #define CONN_OUT_MAX (256U << 20) /* replies an agent has not read: past this, it is dropped */
 
@@ -382,17 +383,16 @@ static int confine(void)
 	return err;
 }
 
-/* nobody, no groups, no capabilities, no new privileges, then the filter. */
-static int drop(pid_t parent)
+/* The agent's worker id, no other group, no capabilities, no new privileges, then the filter. */
+static int drop(pid_t parent, uid_t id)
 {
 	unsigned char sha[32];
-	gid_t gid = WORKER_UID;
+	gid_t gid = id;
 
 	/* What the filter would refuse later: jansson's hash seed, OpenSSL's setup. */
 	json_object_seed(0);
 	SHA256((const unsigned char *)"", 0, sha);
-	if (setgroups(1, &gid) || setresgid(WORKER_UID, WORKER_UID, WORKER_UID) ||
-	    setresuid(WORKER_UID, WORKER_UID, WORKER_UID))
+	if (setgroups(1, &gid) || setresgid(id, id, id) || setresuid(id, id, id))
 		return -errno;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ||
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
@@ -406,20 +406,22 @@ int main(int argc, char **argv)
 {
 	static struct worker w;
 	struct pollfd fds[BROKER_CONNS_MAX + 1];
+	unsigned long agent = 0;
 	struct stat st;
+	char *end = NULL;
 	size_t i, n;
 	int err;
 
-	(void)argv;
 	log_init("agentd-worker", LOG_INFO);
-	if (argc != 1 || fstat(BMSG_FD, &st) || !S_ISSOCK(st.st_mode)) {
+	if (argc != 2 || fstat(BMSG_FD, &st) || !S_ISSOCK(st.st_mode) ||
+	    !(agent = strtoul(argv[1], &end, 10)) || *end || agent >= AGENTD_MAX_AGENTS) {
 		fprintf(stderr, "agentd-worker: started by agentd only (its channel on fd %d)\n",
 			BMSG_FD);
 		return 2;
 	}
 	syscall(SYS_close_range, BMSG_FD + 1U, ~0U, 0U);
 	signal(SIGPIPE, SIG_IGN);
-	err = drop(getppid());
+	err = drop(getppid(), (uid_t)(BMSG_WORKER_ID_BASE + agent));
 	if (err) {
 		log_err("dropping privileges: %s\n", strerror(-err));
 		return 1;

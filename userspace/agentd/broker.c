@@ -602,11 +602,13 @@ static void message(struct bagent *ba, const struct bmsg *m, const char *data)
 	}
 }
 
-/* fork and exec agentd-worker with its end of a socketpair as fd BMSG_FD. */
-static int spawn(const char *path, pid_t *pid, int *chan)
+/* fork and exec agentd-worker AGENT-ID with its end of a socketpair as fd BMSG_FD. */
+static int spawn(const char *path, __u32 agent, pid_t *pid, int *chan)
 {
+	char id[16];
 	int sv[2];
 
+	snprintf(id, sizeof(id), "%u", agent);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
 	*pid = fork();
@@ -619,7 +621,7 @@ static int spawn(const char *path, pid_t *pid, int *chan)
 		if (sv[1] == BMSG_FD ? fcntl(BMSG_FD, F_SETFD, 0) : dup2(sv[1], BMSG_FD) < 0)
 			_exit(127);
 		syscall(SYS_close_range, BMSG_FD + 1U, ~0U, 0U);
-		execl(path, "agentd-worker", (char *)NULL);
+		execl(path, "agentd-worker", id, (char *)NULL);
 		_exit(127);
 	}
 	close(sv[1]);
@@ -632,7 +634,7 @@ static void on_chan(void *ctx, int fd, uint32_t events);
 
 static int worker_start(struct bagent *ba)
 {
-	int err = spawn(ba->b->worker_path, &ba->worker, &ba->chan);
+	int err = spawn(ba->b->worker_path, ba->a->st.id, &ba->worker, &ba->chan);
 
 	if (!err)
 		err = loop_add(ba->b->d->loop, ba->chan, EPOLLIN, on_chan, ba);

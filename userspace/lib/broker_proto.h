@@ -110,6 +110,11 @@ void broker_reply_free(struct broker_reply *r);
  * worker is exec'd with its end as fd BMSG_FD.
  */
 #define BMSG_FD 3
+/*
+ * Each agent's worker runs as uid and gid BMSG_WORKER_ID_BASE + the agent's id: ids no user has,
+ * and different per agent, so that no agent (and no other worker) may signal or trace it.
+ */
+#define BMSG_WORKER_ID_BASE 2147352576U /* 0x7ffe0000 */
 enum bmsg_type {
 	/* root -> worker */
 	MSG_CONN = 1, /* a checked connection (the fd), known from now on as conn */
