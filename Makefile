@@ -55,7 +55,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include 
 FUZZ_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/fuzz/lib/%.o,$(LIB_SRCS))
 FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz/fuzz_*.c))
 
-PROGS := $(OUT)/agentd $(OUT)/agentctl
+PROGS := $(OUT)/agentd $(OUT)/agentctl $(OUT)/agent-tool $(OUT)/agentd-worker
 BENCHES := $(patsubst selftests/bench/%.c,$(OUT)/selftests/%,$(wildcard selftests/bench/bench_*.c))
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
 	$(BENCHES) $(OUT)/selftests/bench_audit_writer
@@ -91,6 +91,14 @@ $(OUT)/agentd: $(wildcard userspace/agentd/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/agentctl: $(wildcard userspace/agentctl/*.c) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/agent-tool: $(wildcard userspace/agent-tool/*.c) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/agentd-worker: $(wildcard userspace/agentd-worker/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
@@ -177,6 +185,8 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_events 2
 	$(Q)echo "== host: the audit writer alone (selftests/audit/bench_writer.c)"
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
+	$(Q)echo "== host: the tool broker's round trip (selftests/bench/bench_broker.c)"
+	$(Q)$(OUT)/selftests/bench_broker 100000
 	$(Q)echo "== host: the egress proxy against direct connections (selftests/bench/bench_proxy.c)"
 	$(Q)$(OUT)/selftests/bench_proxy 4000 1024
 	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c), and lsm/ against"

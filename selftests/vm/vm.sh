@@ -69,7 +69,7 @@ build_initramfs() {
 	install -m 0644 "$top/selftests/demo-policy.json" "$stage/agentd/demo-policy.json"
 	printf '#!/bin/sh\n%s\n' "${VM_CMD:-true}" >"$stage/agentd/run.sh"
 	chmod 0755 "$stage/agentd/run.sh"
-	for b in agentd agentctl; do stage_binary "$top/build/$b" "agentd/$b"; done
+	for b in agentd agentctl agentd-worker agent-tool; do stage_binary "$top/build/$b" "agentd/$b"; done
 	for b in test_kernel bench_open bench_lsm_cgroup; do
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
 	done

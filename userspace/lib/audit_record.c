@@ -253,7 +253,7 @@ static enum audit_kind hook_kind(__u32 hook)
 	if (hook == AGENTD_HOOK_BPRM_CHECK || hook == AGENTD_HOOK_MMAP_FILE ||
 	    hook == AGENTD_HOOK_FILE_MPROTECT)
 		return AUDIT_KIND_EXEC;
-	if (hook == AGENTD_HOOK_SOCK_CREATE)
+	if (hook == AGENTD_HOOK_SOCK_CREATE || hook == AGENTD_HOOK_UNIX_STREAM_CONNECT)
 		return AUDIT_KIND_SOCK;
 	if (hook >= AGENTD_HOOK_CONNECT4 && hook <= AGENTD_HOOK_BIND6)
 		return AUDIT_KIND_NET;
@@ -303,7 +303,8 @@ static void from_net_event(struct audit_record *r, const struct agentd_net_event
 	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
 
 	from_common(r, &e->task, &e->verdict);
-	if (e->verdict.hook == AGENTD_HOOK_SOCK_CREATE) {
+	if (e->verdict.hook == AGENTD_HOOK_SOCK_CREATE ||
+	    e->verdict.hook == AGENTD_HOOK_UNIX_STREAM_CONNECT) {
 		snprintf(r->detail, sizeof(r->detail), "reason=%s family=%u type=%u",
 			 event_reason_name(e->verdict.reason), e->family, e->protocol);
 		return;

@@ -72,6 +72,7 @@ static const char *const hook_names[] = {
 	[AGENTD_HOOK_BIND4] = "bind4",
 	[AGENTD_HOOK_BIND6] = "bind6",
 	[AGENTD_HOOK_SOCK_CREATE] = "sock_create",
+	[AGENTD_HOOK_UNIX_STREAM_CONNECT] = "unix_stream_connect",
 	[AGENTD_HOOK_BPF] = "bpf",
 	[AGENTD_HOOK_PERF_EVENT_OPEN] = "perf_event_open",
 	[AGENTD_HOOK_KERNEL_MODULE_REQUEST] = "kernel_module_request",
@@ -101,6 +102,7 @@ static const char *const reason_names[] = {
 	[AGENTD_REASON_STRUCTURAL] = "structural-deny",
 	[AGENTD_REASON_SELF_PROTECT] = "self-protection",
 	[AGENTD_REASON_OUTSIDE_AGENT] = "target-outside-agent",
+	[AGENTD_REASON_NOT_OWN_SOCKET] = "not-own-broker-socket",
 };
 
 static const char *name_of(const char *const *names, size_t n, __u32 i)
@@ -148,7 +150,8 @@ static void format_net(struct line *l, const struct agentd_net_event *e)
 	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
 
 	format_common(l, &e->task, &e->verdict);
-	if (e->verdict.hook == AGENTD_HOOK_SOCK_CREATE) {
+	if (e->verdict.hook == AGENTD_HOOK_SOCK_CREATE ||
+	    e->verdict.hook == AGENTD_HOOK_UNIX_STREAM_CONNECT) {
 		line_add(l, " family=%u type=%u", e->family, e->protocol);
 		return;
 	}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Redaction of tool output: each secret, each pattern class, and the output cap's edge. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "harness.h"
+#include "redact.h"
+
+/* Redacts text whole with r; the result must be want, with n markers. */
+static void expect(const struct redactor *r, const char *text, const char *want, unsigned n)
+{
+	unsigned count;
+	size_t len;
+	char *out;
+
+	ASSERT_EQ(redact(r, text, strlen(text), strlen(text), &out, &len, &count), 0);
+	if (strcmp(out, want) || count != n)
+		FAIL("redact(\"%s\"):\n  got  \"%s\" (%u)\n  want \"%s\" (%u)", text, out, count,
+		     want, n);
+	ASSERT_EQ(len, strlen(out));
+	free(out);
+}
+
+TEST(redact_secret_values)
+{
+	struct redactor r = { 0 };
+
+	ASSERT_EQ(redactor_add_secret(&r, "hunter2hunter2", 14), 0);
+	ASSERT_EQ(redactor_add_secret(&r, "s3", 2), 0);
+	ASSERT_EQ(redactor_add_secret(&r, "", 0), 0);
+	ASSERT_EQ(r.n, 2);
+	expect(&r, "token=hunter2hunter2\n", "token=[REDACTED:secret]\n", 1);
+	expect(&r, "hunter2hunter2hunter2hunter2", "[REDACTED:secret][REDACTED:secret]", 2);
+	expect(&r, "as3s3", "a[REDACTED:secret][REDACTED:secret]", 2);
+	expect(&r, "nothing here", "nothing here", 0);
+	expect(&r, "", "", 0);
+	redactor_clear(&r);
+	ASSERT_EQ(r.n, 0);
+	expect(&r, "hunter2hunter2", "hunter2hunter2", 0);
+	expect(NULL, "hunter2hunter2", "hunter2hunter2", 0);
+}
+
+TEST(redact_secret_limits)
+{
+	static char big[REDACT_SECRET_MAX + 1];
+	struct redactor r = { 0 };
+	int i;
+
+	ASSERT_EQ(redactor_add_secret(&r, big, sizeof(big)), -E2BIG);
+	for (i = 0; i < REDACT_SECRETS_MAX; i++)
+		ASSERT_EQ(redactor_add_secret(&r, "x", 1), 0);
+	ASSERT_EQ(redactor_add_secret(&r, "y", 1), -E2BIG);
+	ASSERT_EQ(redact_lookahead(&r), REDACT_TOKEN_MAX);
+	redactor_clear(&r);
+}
+
+TEST(redact_pattern_classes)
+{
+	expect(NULL, "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nok",
+	       "[REDACTED:private-key]\nok", 1);
+	expect(NULL, "x -----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n",
+	       "x [REDACTED:private-key]\\n", 1);
+	expect(NULL,
+	       "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE "
+	       "KEY-----",
+	       "[REDACTED:private-key]", 1);
+	expect(NULL,
+	       "-----BEGIN PGP PRIVATE KEY BLOCK-----\nx\n-----END PGP PRIVATE KEY BLOCK-----",
+	       "[REDACTED:private-key]", 1);
+	expect(NULL, "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----",
+	       "-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----", 0);
+	expect(NULL, "id AKIAIOSFODNN7EXAMPLE.", "id [REDACTED:aws-access-key-id].", 1);
+	expect(NULL, "ASIAIOSFODNN7EXAMPL", "ASIAIOSFODNN7EXAMPL", 0);
+	expect(NULL, "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+	       "aws_secret_access_key = [REDACTED:aws-secret-access-key]\n", 1);
+	expect(NULL, "\"SecretAccessKey\": \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"",
+	       "\"SecretAccessKey\": \"[REDACTED:aws-secret-access-key]\"", 1);
+	expect(NULL, "key=AIzaSyA1234567890abcdefghijklmnopqrstuv", "key=[REDACTED:gcp-api-key]",
+	       1);
+	expect(NULL, "ya29.a0AfH6SMBx1234567890abcdefgh", "[REDACTED:gcp-oauth-token]", 1);
+	expect(NULL,
+	       "DefaultEndpointsProtocol=https;AccountName=a;AccountKey="
+	       "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/"
+	       "KBHBeksoGMGw==;",
+	       "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=[REDACTED:azure-storage-"
+	       "key];",
+	       1);
+	expect(NULL, "?sv=2020&sig=abcdefghijklmnopqrstuvwxyz0123456789%2B%3D&se=1",
+	       "?sv=2020&sig=[REDACTED:azure-sas-signature]&se=1", 1);
+	expect(NULL, "ghp_abcdefghijklmnopqrstuvwxyz0123456789 x", "[REDACTED:github-token] x", 1);
+	expect(NULL, "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "[REDACTED:github-token]",
+	       1);
+	expect(NULL, "glpat-abcdefghij0123456789", "[REDACTED:gitlab-token]", 1);
+	expect(NULL, "xoxb-1234567890-abcdefghij", "[REDACTED:slack-token]", 1);
+	expect(NULL, "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX",
+	       "[REDACTED:slack-webhook]", 1);
+	expect(NULL, "sk_live_abcdefghijklmnop0123", "[REDACTED:stripe-key]", 1);
+	expect(NULL, "Authorization: Bearer abc.def-ghi_jkl~mno\r\n",
+	       "Authorization: Bearer [REDACTED:bearer-token]\r\n", 1);
+	expect(NULL, "authorization: bearer short", "authorization: bearer short", 0);
+	expect(NULL,
+	       "t=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk "
+	       "end",
+	       "t=[REDACTED:jwt] end", 1);
+	expect(NULL, "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.", "[REDACTED:jwt]", 1);
+	expect(NULL, "eyJust.a word", "eyJust.a word", 0);
+	expect(NULL, "https://alice:pa55word@example.com/x",
+	       "https://alice:[REDACTED:url-password]@example.com/x", 1);
+	expect(NULL, "https://example.com:8080/x", "https://example.com:8080/x", 0);
+}
+
+/* Every class named in redact_classes has a test above: keep the list and the tests in step. */
+TEST(redact_classes_listed)
+{
+	size_t n = 0;
+
+	while (redact_classes[n])
+		n++;
+	ASSERT_EQ(n, 15);
+}
+
+TEST(redact_at_the_cap)
+{
+	static const char key[] = "AKIAIOSFODNN7EXAMPLE";
+	struct redactor r = { 0 };
+	char text[64], *out;
+	unsigned count;
+	size_t len;
+
+	/* A key that starts before the cap and ends after it goes whole. */
+	snprintf(text, sizeof(text), "abc%s tail", key);
+	ASSERT_EQ(redact(NULL, text, strlen(text), 10, &out, &len, &count), 0);
+	ASSERT_STREQ(out, "abc[REDACTED:aws-access-key-id]");
+	ASSERT_EQ(count, 1);
+	free(out);
+	/* Nothing past the cap otherwise. */
+	ASSERT_EQ(redact(NULL, text, strlen(text), 2, &out, &len, &count), 0);
+	ASSERT_STREQ(out, "ab");
+	ASSERT_EQ(count, 0);
+	free(out);
+	/* A secret value split by the cap. */
+	ASSERT_EQ(redactor_add_secret(&r, "topsecretvalue", 14), 0);
+	ASSERT_EQ(redact(&r, "xx topsecretvalue", 17, 6, &out, &len, &count), 0);
+	ASSERT_STREQ(out, "xx [REDACTED:secret]");
+	free(out);
+	redactor_clear(&r);
+	/* A private key cut before its END line: everything from BEGIN goes. */
+	ASSERT_EQ(redact(NULL, "a\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQ", 38, 38, &out, &len,
+			 &count),
+		  0);
+	ASSERT_STREQ(out, "a\n[REDACTED:private-key]");
+	free(out);
+	/* Bytes, not strings: NULs pass, a key after one is still found. */
+	ASSERT_EQ(redact(NULL, "\0AKIAIOSFODNN7EXAMPLE", 21, 21, &out, &len, &count), 0);
+	ASSERT_EQ(len, 1 + strlen("[REDACTED:aws-access-key-id]"));
+	ASSERT(!memcmp(out, "\0[REDACTED:aws-access-key-id]", len));
+	free(out);
+}
