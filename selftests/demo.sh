@@ -1,15 +1,149 @@
 #!/bin/bash
-# make demo: what agentd enforces on this machine, then the first enforced rule live in a VM
-# whose kernel has BPF LSM active.
+# make demo (as root): agentd on this machine with the layers its kernel offers, an agent from
+# policies/demo-agent.json trying allowed and forbidden things, the verdicts, the enforcing
+# layer, the live view, the audit records and agentctl status; then everything torn down. Then
+# the same kind of agent where BPF LSM is active: a Debian kernel under QEMU.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+build=$top/build
+export PATH=$build:$PATH
+
+if [ "$(id -u)" != 0 ]; then
+	echo "make demo needs root (agentd loads BPF programs and makes cgroups)" >&2
+	exit 1
+fi
 
 echo "== this machine: agentd --probe"
-if [ "$(id -u)" = 0 ]; then
-	"$top/build/agentd" --probe || true
-else
-	"$top/build/agentctl" probe || true
-fi
+full=yes
+agentd --probe || full=no
+partial=()
+[ $full = yes ] || partial=(--allow-partial)
+
+tmp=$(mktemp -d /tmp/agentd-demo.XXXXXX)
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+cgroup=$cg2/agentd-demo-$$
+pins=/sys/fs/bpf/agentd-demo-$$
+export AGENTD_CONTROL=$tmp/run/control.sock
+agentd_pid= live_pid= listener_pid=
+
+cleanup() {
+	set +e
+	[ -n "$live_pid" ] && kill "$live_pid" 2>/dev/null
+	[ -n "$listener_pid" ] && kill "$listener_pid" 2>/dev/null
+	if [ -n "$agentd_pid" ]; then
+		agentctl agent rm demo >/dev/null 2>&1
+		kill "$agentd_pid" 2>/dev/null
+		wait "$agentd_pid" 2>/dev/null
+	fi
+	agentd --teardown --pin-dir "$pins" >/dev/null 2>&1
+	find "$cgroup" -depth -type d -exec rmdir {} \; 2>/dev/null
+	chattr -R -a "$tmp" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ws=$tmp/workspace
+mkdir -p "$ws" "$tmp/secrets" "$tmp/bin" "$tmp/state"
+echo "notes of the agent" >"$ws/notes.txt"
+echo "AKIAIOSFODNN7EXAMPLE" >"$tmp/secrets/api-key"
+cp /usr/bin/true "$tmp/bin/not-allowed"
+
 echo
-echo "== a Debian 12 kernel with BPF LSM active, under QEMU"
+echo "== agentd ${partial[*]} (throwaway state in $tmp)"
+agentd "${partial[@]}" --state-dir "$tmp/state" --pin-dir "$pins" --cgroup "$cgroup" \
+	>"$tmp/agentd.log" 2>&1 &
+agentd_pid=$!
+for _ in $(seq 100); do
+	grep -q 'agentd: ready' "$tmp/agentd.log" && break
+	kill -0 "$agentd_pid" 2>/dev/null || { cat "$tmp/agentd.log"; exit 1; }
+	sleep 0.1
+done
+grep -v '^agentd: ready' "$tmp/agentd.log" | sed 's/^/  /'
+
+echo
+echo "== agentctl agent add demo --policy policies/demo-agent.json"
+agentctl agent add demo --policy "$top/policies/demo-agent.json" \
+	--tools "$top/policies/tools.json" --var workspace="$ws" --var tools_bin="$build"
+agentctl attach demo >"$tmp/live.txt" 2>&1 &
+live_pid=$!
+
+# A service on loopback outside the agent, as a host's database or metadata proxy would be.
+python3 -c 'import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 5433)); s.listen(); time.sleep(600)' &
+listener_pid=$!
+
+# The agent: one shell in its cgroup from its first instruction, each attempt a line
+# "what|exit status|last line of output".
+cat >"$ws/agent.sh" <<EOF
+try() { what=\$1; shift; out=\$("\$@" 2>&1 </dev/null); echo "\$what|\$?|\$(echo "\$out" | tail -n 1)"; }
+try "read its workspace" cat "$ws/notes.txt"
+try "write in its workspace" sh -c 'echo draft >"$ws/draft.txt"'
+try "read a secret outside it" cat "$tmp/secrets/api-key"
+try "write outside its workspace" sh -c 'echo x >"$tmp/exfil"'
+try "run a binary not on its list" "$tmp/bin/not-allowed"
+try "create a user namespace" unshare -U true
+try "connect to a loopback service" curl -sS --max-time 5 http://127.0.0.1:5433/
+try "fetch a host not on its list" curl -sS -o /dev/null -w '%{http_code}' https://not-allowed.example/
+try "call an allowed tool (fs.read)" agent-tool fs.read path="$ws/notes.txt"
+try "call a tool not in its policy" agent-tool deploy.trigger environment=production revision=abcdef1
+EOF
+
+echo
+echo "== agentctl run demo -- sh agent.sh"
+agentctl run demo -- /bin/sh "$ws/agent.sh" >"$tmp/tried.txt" 2>"$tmp/run.err" || true
+sed 's/^/  /' "$tmp/run.err"
+
+lsm_or() { if [ $full = yes ]; then echo "BPF LSM ($1)"; else echo "Landlock"; fi; }
+layer_of() {
+	case $1 in
+	"read a secret"* | "write outside"*) lsm_or file_open ;;
+	"run a binary"*) lsm_or bprm_check_security ;;
+	"create a user namespace") echo "seccomp$([ $full = yes ] && echo ', BPF LSM (userns_create)')" ;;
+	"connect to a loopback"*) echo "cgroup-BPF (connect4)" ;;
+	"fetch a host"*) echo "agentd's egress proxy" ;;
+	"call a tool not"*) echo "agentd's tool broker" ;;
+	*) echo "-" ;;
+	esac
+}
+
+echo
+printf '%-34s %-8s %-34s %s\n' "THE AGENT TRIED" VERDICT "ENFORCED BY" "WHAT IT SAW"
+while IFS='|' read -r what status out; do
+	verdict=allowed
+	[ "$status" = 0 ] || verdict=DENIED
+	# The proxy answers 403 with curl's status 0: the request was refused all the same.
+	[ "$out" = 403 ] && verdict=DENIED
+	layer=-
+	[ $verdict = DENIED ] && layer=$(layer_of "$what")
+	printf '%-34s %-8s %-34s %s\n' "$what" "$verdict" "$layer" "${out:0:60}"
+done <"$tmp/tried.txt"
+printf '%-34s %-8s %-34s %s\n' "(the host reads the secret)" \
+	"$(cat "$tmp/secrets/api-key" >/dev/null && echo allowed)" - "not an agent"
+
+sleep 0.5 # the live view prints what the audit writer committed (batches close within 10 ms)
+kill "$live_pid" 2>/dev/null || true
+wait "$live_pid" 2>/dev/null || true
+live_pid=
+echo
+echo "== agentctl attach demo (the live view, while the agent ran)"
+sed 's/^/  /' "$tmp/live.txt"
+
+echo
+echo "== agentctl status"
+agentctl status | sed 's/^/  /'
+
+echo
+echo "== agentctl agent rm demo; agentd stops; agentd --teardown"
+agentctl agent rm demo
+kill "$agentd_pid"
+wait "$agentd_pid" || true
+agentd_pid=
+agentd --teardown --pin-dir "$pins"
+echo
+echo "== agentctl audit verify --dir $tmp/state/audit"
+agentctl audit verify --dir "$tmp/state/audit"
+
+echo
+echo "== a Debian 12 kernel with BPF LSM active, under QEMU: full enforcement"
 VM_KERNELS=${VM_KERNELS:-6.1} "$top/selftests/vm/vm.sh" demo

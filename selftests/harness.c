@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
@@ -97,21 +101,61 @@ const char *test_bin_dir(void)
 static void run_child(const struct test *t, int fd)
 {
 	result_fd = fd;
+	/* A group of its own: whatever the test leaves running is killed with it (run_test). */
+	setpgid(0, 0);
 	alarm(DEADLINE_S);
 	t->fn();
 	test_end(0, "");
+}
+
+/*
+ * The test's message, read until the pipe closes or the test exits (a forked process that
+ * outlives it may hold the pipe: the test's exit ends the wait all the same).
+ */
+static size_t read_verdict(int fd, pid_t pid, char *msg, size_t sz)
+{
+	int pidfd = syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < sz - 1) {
+		if (poll(p, pidfd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents) {
+			n = read(fd, msg + len, sz - 1 - len);
+			if (n <= 0)
+				break;
+			len += n;
+			continue;
+		}
+		if (p[1].revents) {
+			/* Exited: take what it wrote, without waiting for other holders. */
+			fcntl(fd, F_SETFL, O_NONBLOCK);
+			while (len < sz - 1 && (n = read(fd, msg + len, sz - 1 - len)) > 0)
+				len += n;
+			break;
+		}
+	}
+	msg[len] = '\0';
+	if (pidfd >= 0)
+		close(pidfd);
+	return len;
 }
 
 /* Runs one test in a child; returns 0 passed, 1 failed, 2 skipped. */
 static int run_test(const struct test *t, const char *prefix)
 {
 	char msg[1024] = "";
-	size_t len = 0;
 	int fds[2], status;
-	ssize_t n;
+	size_t len;
 	pid_t pid;
 
-	if (pipe(fds)) {
+	/* Close-on-exec: a program the test starts must not hold the verdict pipe open. */
+	if (pipe2(fds, O_CLOEXEC)) {
 		printf("FAIL %s%s: pipe: %s\n", prefix, t->name, strerror(errno));
 		return 1;
 	}
@@ -126,11 +170,11 @@ static int run_test(const struct test *t, const char *prefix)
 		run_child(t, fds[1]);
 	}
 	close(fds[1]);
-	while (len < sizeof(msg) - 1 && (n = read(fds[0], msg + len, sizeof(msg) - 1 - len)) > 0)
-		len += n;
-	msg[len] = '\0';
+	len = read_verdict(fds[0], pid, msg, sizeof(msg));
 	close(fds[0]);
 	waitpid(pid, &status, 0);
+	/* Processes the test forked and left behind (a hung client, say) go with it. */
+	kill(-pid, SIGKILL);
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		printf("PASS %s%s\n", prefix, t->name);

@@ -100,13 +100,15 @@ static struct env *setup_files(void)
 	test_cgroup_tree_at_end(the_env.cgroup);
 	put(the_env.tools, tools_json, 0644);
 	put(the_env.policy_a,
-	    "{\"name\": \"a\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
+	    "{\"name\": \"a\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
+	    " {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
 	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
 	    "\"big\", \"loose\", \"absent\", \"hold\"]}\n",
 	    0644);
 	put(the_env.policy_b,
-	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
+	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
+	    " {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]}, \"tools\": [\"noop\"]}\n",
 	    0644);
 	/* The secret the broker injects: root's, mode 0600, in the state directory. */

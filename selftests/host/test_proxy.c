@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/futex.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -139,6 +140,9 @@ static void serve_http(int lfd, struct counters *seen, bool private)
 		return;
 	__atomic_add_fetch(private ? &seen->private_conns : &seen->public_conns, 1,
 			   __ATOMIC_SEQ_CST);
+	/* Whoever waits for the count (wait_seen()): the memory is shared, not private. */
+	syscall(SYS_futex, private ? &seen->private_conns : &seen->public_conns, FUTEX_WAKE,
+		INT_MAX, NULL, NULL, 0);
 	pfd.fd = fd;
 	while (len < sizeof(head) - 1 && poll(&pfd, 1, 5000) == 1 &&
 	       (n = read(fd, head + len, sizeof(head) - 1 - len)) > 0) {
@@ -246,6 +250,18 @@ static void start_servers(struct px *e)
 static int seen(int *counter)
 {
 	return __atomic_load_n(counter, __ATOMIC_SEQ_CST);
+}
+
+/* Waits (on the counter's futex, woken by the server) until it reaches want; returns it. */
+static int wait_seen(int *counter, int want)
+{
+	const struct timespec ts = { .tv_sec = 10 };
+	int v;
+
+	while ((v = seen(counter)) < want)
+		if (syscall(SYS_futex, counter, FUTEX_WAIT, v, &ts, NULL, 0) && errno == ETIMEDOUT)
+			break;
+	return seen(counter);
 }
 
 static void start_agentd(struct px *e)
@@ -729,7 +745,8 @@ TEST(proxy_agent_removal_cuts_its_tunnels)
 	       (n = recv(pfd.fd, buf + len, sizeof(ok) - 1 - len, 0)) > 0)
 		len += n;
 	ASSERT_EQ(len, sizeof(ok) - 1);
-	ASSERT_EQ(seen(&e->seen->public_conns), 1);
+	/* The proxy's connect completes before the server's accept(): wait for the count. */
+	ASSERT_EQ(wait_seen(&e->seen->public_conns, 1), 1);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "t-px", NULL), 0);
 	/* Cut: the end of the stream, not the server's answer (it waits 5 s for a request). */
 	ASSERT_EQ(poll(&pfd, 1, 20000), 1);
