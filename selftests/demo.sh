@@ -50,7 +50,8 @@ cp /usr/bin/true "$tmp/bin/not-allowed"
 
 echo
 echo "== agentd ${partial[*]} (throwaway state in $tmp)"
-agentd "${partial[@]}" --state-dir "$tmp/state" --pin-dir "$pins" --cgroup "$cgroup" \
+agentd "${partial[@]}" --control "$AGENTD_CONTROL" --state-dir "$tmp/state" --pin-dir "$pins" \
+	--cgroup "$cgroup" \
 	>"$tmp/agentd.log" 2>&1 &
 agentd_pid=$!
 for _ in $(seq 100); do
@@ -76,7 +77,10 @@ listener_pid=$!
 # The agent: one shell in its cgroup from its first instruction, each attempt a line
 # "what|exit status|last line of output".
 cat >"$ws/agent.sh" <<EOF
-try() { what=\$1; shift; out=\$("\$@" 2>&1 </dev/null); echo "\$what|\$?|\$(echo "\$out" | tail -n 1)"; }
+try() {
+	what=\$1; shift; out=\$("\$@" 2>&1 </dev/null); rc=\$?
+	printf '%s\\n' "\$out" | { while IFS= read -r l; do last=\$l; done; echo "\$what|\$rc|\$last"; }
+}
 try "read its workspace" cat "$ws/notes.txt"
 try "write in its workspace" sh -c 'echo draft >"$ws/draft.txt"'
 try "read a secret outside it" cat "$tmp/secrets/api-key"
@@ -128,6 +132,8 @@ live_pid=
 echo
 echo "== agentctl attach demo (the live view, while the agent ran)"
 sed 's/^/  /' "$tmp/live.txt"
+[ $full = yes ] || echo "  (Landlock and seccomp refuse without telling agentd: their denials are not in agentd's
+  log; the kernel's audit log has seccomp's, see docs/LAYERS.md)"
 
 echo
 echo "== agentctl status"
