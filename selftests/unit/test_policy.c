@@ -622,7 +622,8 @@ TEST(policy_not_a_regular_file_refused)
 TEST(policy_shipped_profiles_pass)
 {
 	static const char *const files[] = { "base/linux-userland.json", "coding-agent.json",
-					     "research-agent.json", "report-agent.json" };
+					     "research-agent.json", "report-agent.json",
+					     "demo-agent.json" };
 	struct policy_var v[] = { { "workspace", "/tmp" }, { "dropbox", "/tmp" } };
 	struct policy_vars vars = { v, 2 };
 	struct policy_errors errs = { 0 };
