@@ -29,7 +29,7 @@ static int do_probe(int argc, char **argv)
 		probe_print_json(stdout, &p);
 	else
 		probe_print(stdout, &p);
-	return probe_bpf_lsm_ok(&p) ? 0 : 1;
+	return probe_full_enforcement(&p) ? 0 : 1;
 }
 
 static int do_version(int argc, char **argv)
@@ -45,14 +45,18 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
-	{ "probe", do_probe, "probe [--json]   what this kernel can enforce (exit 1: no BPF LSM)" },
+	{ "probe", do_probe,
+	  "probe [--json]   what this kernel can enforce (exit 1: not everything, as agentd "
+	  "--probe)" },
 	{ "agent", do_agent,
 	  "agent add NAME --policy FILE [--tools FILE] [--var N=V]...   a new agent\n"
 	  "  agent rm NAME    kill its processes, remove its rules and cgroup\n"
 	  "  agent ls | agent info NAME" },
 	{ "run", do_run,
-	  "run NAME [--user USER] [--cwd DIR] -- CMD [ARGS...]   CMD inside the agent from its\n"
-	  "                   first instruction; exits with CMD's status (128+N: killed by N)" },
+	  "run NAME [--user USER] [--cwd DIR] [--require full] -- CMD [ARGS...]   CMD inside the\n"
+	  "                   agent from its first instruction, Landlock and seccomp applied;\n"
+	  "                   exits with CMD's status (128+N: killed by N; 125: --require full\n"
+	  "                   and a rule is not enforced here)" },
 	{ "kill", do_kill, "kill NAME        SIGKILL every process of the agent (it stays)" },
 	{ "attach", do_attach,
 	  "attach NAME      live view: one line per decision or tool call of the agent, as it\n"
