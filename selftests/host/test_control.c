@@ -454,3 +454,29 @@ TEST(restart_readopts_agents)
 	if (!strstr(out, "agent-adopt") || !strstr(out, "daemon-stop"))
 		FAIL("lifecycle records: %s", out);
 }
+
+/* The wall clock counts from the add, across a kill -9 and restart of agentd: the restarted
+ * daemon neither forgets the deadline nor starts it again. */
+TEST(wall_clock_survives_a_restart)
+{
+	struct env *e = setup();
+	char out[8192];
+	FILE *f = fopen(e->policy, "w");
+
+	ASSERT(f);
+	fputs("{\"name\": \"t\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]}],"
+	      " \"limits\": {\"wall_clock\": \"3s\"}}\n",
+	      f);
+	fclose(f);
+	start_agentd(e, true);
+	ASSERT_EQ(add_agent(e, "t-wc"), 0);
+	proc_stop(e->agentd, SIGKILL);
+	start_agentd(e, true);
+	/* Killed at the deadline: agentctl run passes SIGKILL through as 128 + 9. */
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-wc", "--", "sleep", "60", NULL), 137);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "query", "--dir", e->audit, "--kind",
+			       "lifecycle", NULL),
+		  0);
+	if (!strstr(out, "agent-expired"))
+		FAIL("no agent-expired record: %s", out);
+}

@@ -358,3 +358,30 @@ TEST(state_attached_cgroups)
 	snprintf(buf, sizeof(buf), "%s, \"cgroup\": [\"/c\"]}", base);
 	ASSERT(agent_state_parse(buf, strlen(buf), &s));
 }
+
+/* The add's time is kept (the wall clock counts from it across restarts), optional. */
+TEST(state_started_ns)
+{
+	static struct agent_state s, again;
+	const char *base = "{\"name\": \"a\", \"id\": 2, \"policy\": \"/p\", \"tools\": \"\", "
+			   "\"vars\": {}, \"generation\": 3";
+	char buf[1024], *text;
+	json_t *doc;
+
+	snprintf(buf, sizeof(buf), "%s}", base);
+	ASSERT_EQ(agent_state_parse(buf, strlen(buf), &s), 0);
+	ASSERT_EQ(s.started_ns, 0);
+	snprintf(buf, sizeof(buf), "%s, \"started_ns\": 1764460800123456789}", base);
+	ASSERT_EQ(agent_state_parse(buf, strlen(buf), &s), 0);
+	ASSERT_EQ(s.started_ns, 1764460800123456789ULL);
+	doc = agent_state_json(&s);
+	text = json_dumps(doc, 0);
+	json_decref(doc);
+	ASSERT_EQ(agent_state_parse(text, strlen(text), &again), 0);
+	free(text);
+	ASSERT_EQ(again.started_ns, s.started_ns);
+	snprintf(buf, sizeof(buf), "%s, \"started_ns\": 0}", base);
+	ASSERT(agent_state_parse(buf, strlen(buf), &s));
+	snprintf(buf, sizeof(buf), "%s, \"started_ns\": \"now\"}", base);
+	ASSERT(agent_state_parse(buf, strlen(buf), &s));
+}

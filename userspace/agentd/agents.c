@@ -92,12 +92,35 @@ static int load(struct daemon *d, const struct agent_state *st, struct loaded *l
 	return 0;
 }
 
-static __u64 monotonic_ns(void)
+static __u64 clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static __u64 monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * The wall-clock deadline, counted from the agent's add (kept in its state, so that a restart of
+ * agentd neither forgets it nor starts it again), kept on CLOCK_MONOTONIC from here on.
+ */
+static void set_deadline(struct agent *a, __u32 wall_clock_sec)
+{
+	__u64 now = clock_ns(CLOCK_REALTIME), end;
+
+	if (!wall_clock_sec) {
+		a->deadline_ns = 0;
+		return;
+	}
+	if (!a->st.started_ns)
+		a->st.started_ns = now;
+	end = a->st.started_ns + wall_clock_sec * 1000000000ULL;
+	a->deadline_ns = monotonic_ns() + (end > now ? end - now : 0);
 }
 
 /* The policy's limits on the agent's cgroup; the wall clock counts from the first apply. */
@@ -114,10 +137,7 @@ static int apply_limits(struct agent *a, const struct policy *p, char *why, size
 	if (a->limits_missing[0])
 		log_warn("agent %s: limits NOT ENFORCED (no cgroup v2 controller here): %s\n",
 			 a->st.name, a->limits_missing);
-	if (!l.wall_clock_sec)
-		a->deadline_ns = 0;
-	else if (!a->deadline_ns)
-		a->deadline_ns = monotonic_ns() + l.wall_clock_sec * 1000000000ULL;
+	set_deadline(a, l.wall_clock_sec);
 	return 0;
 }
 
@@ -660,8 +680,10 @@ static int adopt_one(void *ctx, const struct agent_state *st)
 		if (!err)
 			err = apply(d, a, &l, why, sizeof(why));
 	} else if (!err && !load(d, &a->st, &l, why, sizeof(why))) {
-		/* Pinned rules hold; the services need the policy they came from. */
+		/* Pinned rules hold; the services need the policy they came from, the wall clock
+		 * its limit. */
 		keep_policy(a, &l);
+		set_deadline(a, a->policy->limits.wall_clock_sec);
 	} else if (!err) {
 		log_warn("agent %s: its policy no longer loads (%s); its pinned rules still hold, "
 			 "its services (broker, proxy) do not run\n",

@@ -31,6 +31,8 @@ json_t *agent_state_json(const struct agent_state *s)
 			json_array_append_new(cgroups, json_string(s->cgroups[i]));
 		json_object_set_new(doc, "cgroups", cgroups);
 	}
+	if (doc && s->started_ns)
+		json_object_set_new(doc, "started_ns", json_integer((json_int_t)s->started_ns));
 	return doc;
 }
 
@@ -94,15 +96,22 @@ static int parse_cgroups(json_t *v, struct agent_state *s)
 
 int agent_state_parse(const char *buf, size_t len, struct agent_state *s)
 {
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL), *id, *gen, *tools, *cgs;
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL), *id, *gen, *tools, *cgs,
+	       *started;
 	int e = -EINVAL;
 
 	memset(s, 0, sizeof(*s));
 	if (!json_is_object(root))
 		goto out;
 	cgs = json_object_get(root, "cgroups");
-	if (json_object_size(root) != (cgs ? 7 : 6) || parse_cgroups(cgs, s))
+	started = json_object_get(root, "started_ns");
+	if (json_object_size(root) != 6 + (size_t) !!cgs + (size_t) !!started ||
+	    parse_cgroups(cgs, s))
 		goto out;
+	if (started && (!json_is_integer(started) || json_integer_value(started) <= 0))
+		goto out;
+	if (started)
+		s->started_ns = json_integer_value(started);
 	id = json_object_get(root, "id");
 	gen = json_object_get(root, "generation");
 	tools = json_object_get(root, "tools");

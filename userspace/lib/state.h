@@ -23,6 +23,9 @@ struct agent_state {
 	/* Cgroups outside agentd's tree put under the agent (agentctl attach --cgroup). */
 	char cgroups[STATE_CGROUPS_MAX][CONTROL_PATH_MAX + 1];
 	size_t ncgroups;
+	/* CLOCK_REALTIME of the add, in ns: a wall-clock limit counts from it, across restarts
+	 * of agentd. 0: unknown (a file from before it was kept; counted from adoption). */
+	__u64 started_ns;
 };
 
 json_t *agent_state_json(const struct agent_state *s);
