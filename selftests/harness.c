@@ -14,6 +14,7 @@
 
 #define EXIT_SKIP 77
 #define DEADLINE_S 60
+#define DEADLINE_TEXT "60"
 #define MAX_DEFER 32
 #define MAX_OPTS 16
 
@@ -98,9 +99,18 @@ const char *test_bin_dir(void)
 	return bin_dir;
 }
 
+/* A test past its deadline fails like any other, its cleanups run (a hung test must not leave
+ * its cgroups, pins and daemons behind). */
+static void on_deadline(int sig)
+{
+	(void)sig;
+	test_end(1, "deadline passed (" DEADLINE_TEXT " s)");
+}
+
 static void run_child(const struct test *t, int fd)
 {
 	result_fd = fd;
+	signal(SIGALRM, on_deadline);
 	/* A group of its own: whatever the test leaves running is killed with it (run_test). */
 	setpgid(0, 0);
 	alarm(DEADLINE_S);
