@@ -122,7 +122,8 @@ $(OUT)/selftests/test_kernel: $(wildcard selftests/kernel/*.c) $(NET_TESTS) $(HA
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
-$(OUT)/selftests/bench_%: selftests/bench/bench_%.c $(OUT)/libagentd.a $(HDRS)
+$(OUT)/selftests/bench_%: selftests/bench/bench_%.c selftests/bench/common.c \
+		selftests/bench/common.h $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cgroup.h"
+#include "common.h"
 #include "enforcer.h"
 #include "log.h"
 #include "lsmcg.skel.h"
@@ -58,44 +59,6 @@ struct bench {
 	char target[PATH_MAX];
 };
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-/* In a child placed in cgroup_fd: OPS open+close; returns ns per op, or < 0 on failure. */
-static double measure(int cgroup_fd, const char *path)
-{
-	int pipefd[2], status, i, fd;
-	double t, ns = -1;
-	pid_t pid;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = cgroup_fork_into(cgroup_fd);
-	if (pid == 0) {
-		t = now_ns();
-		for (i = 0; i < OPS; i++) {
-			fd = open(path, O_RDONLY);
-			if (fd < 0)
-				_exit(1);
-			close(fd);
-		}
-		t = (now_ns() - t) / OPS;
-		_exit(write(pipefd[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
-	}
-	close(pipefd[1]);
-	if (pid > 0 && read(pipefd[0], &ns, sizeof(ns)) != sizeof(ns))
-		ns = -1;
-	close(pipefd[0]);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	return ns;
-}
-
 static void detach(struct bench *b)
 {
 	size_t i;
@@ -124,23 +87,6 @@ static int attach(struct bench *b, enum attach how)
 	if (!b->links[0] || !b->links[1])
 		return -errno;
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int make_cgroup(const char *root, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", root, name);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static int setup_target(struct bench *b)
@@ -209,14 +155,14 @@ static int run(struct bench *b)
 			err = attach(b, c->attach);
 			if (err)
 				return err;
-			c->samples[r] = measure(b->cg_fd[c->agent], b->target);
+			c->samples[r] = bench_open_close(b->cg_fd[c->agent], b->target, OPS);
 			if (c->samples[r] < 0)
 				return -EIO;
 		}
 	}
 	detach(b);
 	for (i = 0; i < NCOND; i++) {
-		qsort(conds[i].samples, ROUNDS, sizeof(double), cmp_double);
+		qsort(conds[i].samples, ROUNDS, sizeof(double), bench_cmp_double);
 		med[i] = conds[i].samples[ROUNDS / 2];
 		printf("BENCH attach_%s_ns %.1f (p25 %.1f, p75 %.1f) ratio %.3f\n", conds[i].name,
 		       med[i], conds[i].samples[ROUNDS / 4], conds[i].samples[3 * ROUNDS / 4],
@@ -239,8 +185,8 @@ int main(void)
 		fprintf(stderr, "bench_lsm_cgroup: no cgroup v2 mount\n");
 		return 1;
 	}
-	b.cg_fd[0] = make_cgroup(root, "bench-cg-plain");
-	b.cg_fd[1] = make_cgroup(root, "bench-cg-agent");
+	b.cg_fd[0] = bench_cgroup(root, "bench-cg-plain");
+	b.cg_fd[1] = bench_cgroup(root, "bench-cg-agent");
 	err = b.cg_fd[0] < 0 ? b.cg_fd[0] : b.cg_fd[1] < 0 ? b.cg_fd[1] : setup_target(&b);
 	if (!err) {
 		snprintf(root + strlen(root), sizeof(root) - strlen(root), "/bench-cg-agent");

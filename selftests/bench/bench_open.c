@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cgroup.h"
+#include "common.h"
 #include "enforcer.h"
 #include "log.h"
 #include "rules.h"
@@ -56,61 +57,6 @@ struct bench {
 	struct agentd_file_key *big_keys;
 	struct agentd_file_rule *big_rules;
 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-/* In a child placed in cgroup_fd: OPS open+close; returns ns per op, or < 0 on failure. */
-static double measure(int cgroup_fd, const char *path)
-{
-	int pipefd[2], status, i, fd;
-	double t, ns = -1;
-	pid_t pid;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = cgroup_fork_into(cgroup_fd);
-	if (pid == 0) {
-		t = now_ns();
-		for (i = 0; i < OPS; i++) {
-			fd = open(path, O_RDONLY);
-			if (fd < 0)
-				_exit(1);
-			close(fd);
-		}
-		t = (now_ns() - t) / OPS;
-		_exit(write(pipefd[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
-	}
-	close(pipefd[1]);
-	if (pid > 0 && read(pipefd[0], &ns, sizeof(ns)) != sizeof(ns))
-		ns = -1;
-	close(pipefd[0]);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	return ns;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int make_cgroup(const char *root, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", root, name);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
 
 static int touch(const char *path)
 {
@@ -190,7 +136,8 @@ static int measure_cond(struct bench *b, struct cond *c, int round)
 		err = big_rules(b, true);
 	if (err)
 		return err;
-	c->samples[round] = measure(b->cg_fd[c->agent], c->deep ? b->deep : b->shallow);
+	c->samples[round] =
+		bench_open_close(b->cg_fd[c->agent], c->deep ? b->deep : b->shallow, OPS);
 	if (c->big)
 		err = big_rules(b, false);
 	return c->samples[round] < 0 ? -EIO : err;
@@ -198,7 +145,7 @@ static int measure_cond(struct bench *b, struct cond *c, int round)
 
 static double median(struct cond *c)
 {
-	qsort(c->samples, ROUNDS, sizeof(double), cmp_double);
+	qsort(c->samples, ROUNDS, sizeof(double), bench_cmp_double);
 	return c->samples[ROUNDS / 2];
 }
 
@@ -242,8 +189,8 @@ int main(void)
 		fprintf(stderr, "bench_open: no cgroup v2 mount\n");
 		return 1;
 	}
-	b.cg_fd[0] = make_cgroup(root, "bench-plain");
-	b.cg_fd[1] = make_cgroup(root, "bench-agent");
+	b.cg_fd[0] = bench_cgroup(root, "bench-plain");
+	b.cg_fd[1] = bench_cgroup(root, "bench-agent");
 	err = b.cg_fd[0] < 0 ? b.cg_fd[0] : b.cg_fd[1] < 0 ? b.cg_fd[1] : setup_files(&b);
 	if (!err)
 		err = enforcer_load(&b.e, &opts);
