@@ -10,8 +10,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -539,4 +541,34 @@ int agentctl_run(char *out, size_t outsz, ...)
 	out[len] = '\0';
 	status = proc_stop(p, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int test_loopback_listener(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ASSERT_OK(fd);
+	ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_OK(listen(fd, 64));
+	ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+int test_loopback_connect(void *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				  .sin_port = htons(*(int *)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		err = errno;
+	close(fd);
+	return err;
 }

@@ -87,6 +87,11 @@ void test_agent_apply(struct test_agent *a, const struct ruleset *rs);
 /* run_in_cgroup() in the agent's cgroup. */
 int test_agent_run(const struct test_agent *a, int (*fn)(void *), void *arg);
 
+/* A TCP listener of the test on 127.0.0.1, on an ephemeral port (put in *port); FAILs on error. */
+int test_loopback_listener(int *port);
+/* connect() to 127.0.0.1:*(int *)port, then close: 0 or the errno (a run_in_cgroup() body). */
+int test_loopback_connect(void *port);
+
 /* Runs agentctl (from the build directory) with the arguments, NULL-terminated; returns its exit
  * status (128 + signal when killed), its standard output in out. */
 int agentctl_run(char *out, size_t outsz, ...);

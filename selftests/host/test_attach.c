@@ -167,37 +167,6 @@ static const char *sub_wait(struct sub *s, const char *needle)
 
 /* ---- processes the tests attach ---- */
 
-static int listener(int *port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	ASSERT_OK(fd);
-	ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
-	ASSERT_OK(listen(fd, 64));
-	ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
-	*port = ntohs(sa.sin_port);
-	return fd;
-}
-
-/* connect() to 127.0.0.1:port: 0 or the errno. */
-static int connect_errno(int port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-				  .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
-
-	if (fd < 0)
-		return errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		err = errno;
-	close(fd);
-	return err;
-}
-
 /* A process that connects when asked: a port on cmd, the errno back on res. */
 struct worker {
 	pid_t pid;
@@ -209,7 +178,7 @@ static void worker_loop(int cmd, int res)
 	int port, err;
 
 	while (read(cmd, &port, sizeof(port)) == sizeof(port)) {
-		err = connect_errno(port);
+		err = test_loopback_connect(&port);
 		if (write(res, &err, sizeof(err)) != sizeof(err))
 			break;
 	}
@@ -354,7 +323,7 @@ static pid_t flood_start(const char *cgroup, int port, struct flood *f)
 	ASSERT_OK(pid);
 	if (pid == 0) {
 		while (!f->stop)
-			if (connect_errno(port) == EPERM)
+			if (test_loopback_connect(&port) == EPERM)
 				f->count++;
 		_exit(0);
 	}
@@ -399,11 +368,6 @@ static long count_records(struct env *e, const char *const needles[])
 
 /* ---- the stream ---- */
 
-static int connect_in_agent(void *port)
-{
-	return connect_errno(*(int *)port);
-}
-
 TEST(stream_subscribers_get_records_live_and_filtered)
 {
 	struct env *e = setup();
@@ -429,9 +393,9 @@ TEST(stream_subscribers_get_records_live_and_filtered)
 		FAIL("policy record: %s", pol->line);
 	/* The agent's denial reaches the subscriber once committed (one: a flood would outrun a
 	 * subscriber on a loaded machine and have it dropped, which another test checks). */
-	lfd = listener(&port);
+	lfd = test_loopback_listener(&port);
 	snprintf(cg, sizeof(cg), "%s/t-live", e->cgroup);
-	ASSERT_EQ(run_in_cgroup(cg, connect_in_agent, &port, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(cg, test_loopback_connect, &port, NULL), EPERM);
 	ASSERT(sub_wait(deny, "\"kind\":\"net\""));
 	if (!strstr(deny->line, "\"decision\":\"deny\"") || !strstr(deny->line, "127.0.0.1"))
 		FAIL("denial record: %s", deny->line);
@@ -457,7 +421,7 @@ TEST(stream_drops_a_stalled_subscriber_and_the_file_keeps_everything)
 	/* One subscriber never reads; another waits for the record that says it was dropped. */
 	stalled = subscribe(e->stream, "");
 	loss = subscribe(e->stream, "kind=loss");
-	lfd = listener(&port);
+	lfd = test_loopback_listener(&port);
 	snprintf(cg, sizeof(cg), "%s/t-flood", e->cgroup);
 	pid = flood_start(cg, port, f);
 	ASSERT(sub_wait(loss, "subscriber-dropped"));
@@ -579,7 +543,7 @@ TEST(audit_follow_uses_the_stream_when_agentd_is_up)
 	start_agentd(e);
 	add_agent(e, "t-fol");
 	snprintf(cg, sizeof(cg), "%s/t-fol", e->cgroup);
-	lfd = listener(&port);
+	lfd = test_loopback_listener(&port);
 	/* The stream's default place is beside the control socket ($AGENTD_CONTROL). */
 	char *argv[] = { "agentctl", "audit", "follow", "--kind", "net", NULL };
 	p = proc_start(argv);
@@ -617,12 +581,12 @@ TEST(attach_live_view_prints_the_agents_decisions)
 	p = proc_start(argv);
 	if (!proc_wait_line(p, WAIT_MS, header))
 		FAIL("no header: %s", p->buf);
-	lfd = listener(&port);
+	lfd = test_loopback_listener(&port);
 	snprintf(cg, sizeof(cg), "%s/t-view", e->cgroup);
 	/* One denial at a time until the view shows one: its subscription may be read a pass
 	 * later, and a flood could outrun the view until the daemon drops it. */
 	for (i = 0; i < 50 && !seen; i++) {
-		ASSERT_EQ(run_in_cgroup(cg, connect_in_agent, &port, NULL), EPERM);
+		ASSERT_EQ(run_in_cgroup(cg, test_loopback_connect, &port, NULL), EPERM);
 		seen = proc_wait_line(p, 200, denied);
 	}
 	if (!seen)
@@ -644,7 +608,7 @@ TEST(attach_pid_moves_the_process_and_its_children_under_the_network_rules)
 	start_agentd(e);
 	add_agent(e, "t-pid");
 	snprintf(cg, sizeof(cg), "%s/t-pid", e->cgroup);
-	lfd = listener(&port);
+	lfd = test_loopback_listener(&port);
 	w = worker_start(NULL, &child);
 	snprintf(pid_s, sizeof(pid_s), "%d", w->pid);
 	/* Outside every agent, loopback is reachable. */
@@ -829,7 +793,7 @@ TEST(attach_cgroup_puts_a_foreign_cgroup_under_the_agent_and_survives_a_restart)
 	test_cgroup(foreign, sizeof(foreign));
 	start_agentd(e);
 	add_agent(e, "t-cg");
-	lfd = listener(&port);
+	lfd = test_loopback_listener(&port);
 	w = worker_start(foreign, NULL);
 	ASSERT_EQ(worker_connect(w, port), 0);
 	if (!probe_bpf_lsm_ok(&pr))

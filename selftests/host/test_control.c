@@ -382,34 +382,6 @@ TEST(status_says_what_is_not_enforced)
 		FAIL("status --json: %s", out);
 }
 
-static int listener(int *port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	ASSERT_OK(fd);
-	ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
-	ASSERT_OK(listen(fd, 8));
-	ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
-	*port = ntohs(sa.sin_port);
-	return fd;
-}
-
-static int try_connect(void *arg)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
-
-	sa.sin_port = htons(*(int *)arg);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		err = errno;
-	close(fd);
-	return err;
-}
-
 /* cgroup-BPF enforces on this host: loopback is structurally denied to an agent. */
 TEST(network_rules_hold_for_agentctl_run)
 {
@@ -419,14 +391,14 @@ TEST(network_rules_hold_for_agentctl_run)
 
 	start_agentd(e, true);
 	ASSERT_EQ(add_agent(e, "t-net"), 0);
-	lfd = listener(&port);
+	lfd = test_loopback_listener(&port);
 	snprintf(script, sizeof(script),
 		 "exec 2>&1; exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-net", "--", "bash", "-c", script, NULL),
 		  1);
 	if (!strstr(out, "Operation not permitted"))
 		FAIL("inside the agent: %s", out);
-	ASSERT_EQ(run_in_cgroup(NULL, try_connect, &port, NULL), 0);
+	ASSERT_EQ(run_in_cgroup(NULL, test_loopback_connect, &port, NULL), 0);
 	close(lfd);
 }
 

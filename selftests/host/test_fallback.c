@@ -123,21 +123,6 @@ static struct env *setup(void)
 	return &e;
 }
 
-static int listener(int *port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	ASSERT_OK(fd);
-	ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
-	ASSERT_OK(listen(fd, 8));
-	ASSERT_OK(getsockname(fd, (struct sockaddr *)&sa, &len));
-	*port = ntohs(sa.sin_port);
-	return fd;
-}
-
 static void kill_outsider(void *arg)
 {
 	pid_t pid = (pid_t)(long)arg;
@@ -215,7 +200,7 @@ TEST(fallback_enforces_files_exec_network)
 
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
 		  0);
-	lfd = listener(&port);
+	lfd = test_loopback_listener(&port);
 	snprintf(t[i++], sizeof(t[0]), "read-ws:read:%s/notes", e->ws);
 	snprintf(t[i++], sizeof(t[0]), "read-outside:read:%s/outside", e->dir);
 	snprintf(t[i++], sizeof(t[0]), "write-ws:write:%s/new", e->ws);
