@@ -117,6 +117,7 @@ struct user_namespace;
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #define RENAME_EXCHANGE (1 << 1)
 #define EPERM 1
+#define ENOMEM 12
 #define AF_UNIX 1
 #define AF_INET 2
 #define AF_INET6 10

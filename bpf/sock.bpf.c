@@ -3,7 +3,8 @@
  * Socket families and types an agent may create, for every family (packet, netlink, raw, unix,
  * ...): the BPF LSM layer. cgroup/sock_create (net.bpf.c) covers inet alone where BPF LSM is
  * unavailable. Kernel-internal sockets are not the agent's. Fails closed without a policy.
- * And the broker's sockets: an agent connects only to its own (unix_stream_connect).
+ * And unix sockets: an agent reaches its own broker socket and the sockets its own tasks
+ * created, nothing else (unix_stream_connect, unix_may_send).
  */
 #include "agent.bpf.h"
 
@@ -42,8 +43,12 @@ int BPF_PROG(socket_create, int family, int type, int protocol, int kern, int re
 }
 
 /* The kernel fields read below (CO-RE); kernel.h has struct file and struct inode. */
+struct sock;
+
 struct socket {
+	short type;
 	struct file *file;
+	struct sock *sk;
 } __attribute__((preserve_access_index));
 
 struct sock {
@@ -58,42 +63,101 @@ struct {
 	__type(value, __u32);
 } broker_sockets SEC(".maps");
 
-/*
- * Fails open for sockets that are not agentd's (other unix rules are not this hook's), closed
- * for another agent's broker socket. agentd checks the peer again on accept; this makes the
- * connection impossible rather than refused.
- */
-SEC("lsm/unix_stream_connect")
-int BPF_PROG(unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
+/* The agent that created a unix socket (absent: not an agent's). Freed with the socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} unix_owner SEC(".maps");
+
+/* Every unix socket an agent's task creates carries its agent: its own, and nobody else's. */
+SEC("lsm/socket_post_create")
+int BPF_PROG(socket_post_create, struct socket *sock, int family, int type, int protocol, int kern,
 	     int ret)
 {
-	struct agentd_net_event *e;
+	struct sock *sk;
 	struct agent a;
 	__u32 *owner;
-	__u64 ino;
-	int deny;
 
-	if (ret)
+	if (ret || kern || family != AF_UNIX)
 		return ret;
 	if (!current_agent(&a))
 		return 0;
-	ino = BPF_CORE_READ(other, sk_socket, file, f_inode, i_ino);
+	sk = sock->sk;
+	if (!sk)
+		return -ENOMEM; /* not seen: every family's create sets it */
+	owner = bpf_sk_storage_get(&unix_owner, sk, &a.id, BPF_SK_STORAGE_GET_F_CREATE);
+	/* No storage (out of memory): the socket counts as nobody's, so the agent itself is
+	 * refused by it later; fail closed rather than let it be created untagged. */
+	return owner ? 0 : -ENOMEM;
+}
+
+/*
+ * Which unix sockets an agent's task may reach, by connect() (stream, seqpacket) or send
+ * (datagram): its own agent's broker socket, and sockets its own agent's tasks created; never a
+ * host daemon's, another agent's, or anyone else's abstract socket. Returns the reason to deny,
+ * or 0.
+ */
+static __always_inline __u32 unix_peer_denied(const struct agent *a, struct sock *peer)
+{
+	__u32 *owner;
+	__u64 ino;
+
+	ino = BPF_CORE_READ(peer, sk_socket, file, f_inode, i_ino);
 	owner = bpf_map_lookup_elem(&broker_sockets, &ino);
-	if (!owner)
+	if (owner)
+		return *owner == a->id ? 0 : AGENTD_REASON_NOT_OWN_SOCKET;
+	owner = bpf_sk_storage_get(&unix_owner, peer, NULL, 0);
+	return owner && *owner == a->id ? 0 : AGENTD_REASON_NOT_OWN_UNIX_SOCKET;
+}
+
+static __always_inline int unix_check(struct sock *peer, __u32 hook, __u32 type)
+{
+	struct agentd_net_event *e;
+	struct agent a;
+	__u32 reason;
+	int deny;
+
+	if (!current_agent(&a))
 		return 0;
-	deny = *owner != a.id;
+	reason = unix_peer_denied(&a, peer);
+	deny = reason != 0;
 	if (!want_event(&a, deny))
 		return lsm_verdict(deny);
 	e = event_reserve(a.id, sizeof(*e));
 	if (e) {
-		event_fill(&e->hdr, AGENTD_EV_NET, sizeof(*e), &e->task, &a, &e->verdict,
-			   AGENTD_HOOK_UNIX_STREAM_CONNECT, deny,
-			   deny ? AGENTD_REASON_NOT_OWN_SOCKET : AGENTD_REASON_RULE, 0);
+		event_fill(&e->hdr, AGENTD_EV_NET, sizeof(*e), &e->task, &a, &e->verdict, hook,
+			   deny, deny ? reason : AGENTD_REASON_RULE, 0);
 		__builtin_memset(e->addr, 0, sizeof(e->addr));
 		e->family = AF_UNIX;
 		e->port = 0;
-		e->protocol = SOCK_STREAM;
+		e->protocol = type;
 		event_submit(e);
 	}
 	return lsm_verdict(deny);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return unix_check(other, AGENTD_HOOK_UNIX_STREAM_CONNECT,
+			  BPF_CORE_READ(other, sk_socket, type));
+}
+
+/* Datagrams: connect() of a datagram socket, and every send to an address. */
+SEC("lsm/unix_may_send")
+int BPF_PROG(unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	struct sock *sk;
+
+	if (ret)
+		return ret;
+	sk = other->sk;
+	if (!sk)
+		return -EPERM; /* not seen: a peer without its sock */
+	return unix_check(sk, AGENTD_HOOK_UNIX_MAY_SEND, SOCK_DGRAM);
 }

@@ -228,10 +228,15 @@ static void agent_enforcer(struct test_agent *a, bool lsm)
 
 void test_agent_start(struct test_agent *a, const struct ruleset *rs, bool lsm)
 {
+	test_agent_start_as(a, TEST_AGENT_ID, rs, lsm);
+}
+
+void test_agent_start_as(struct test_agent *a, __u32 id, const struct ruleset *rs, bool lsm)
+{
 	int err, cgfd;
 
 	memset(a, 0, sizeof(*a));
-	a->id = TEST_AGENT_ID;
+	a->id = id;
 	test_cgroup(a->cgroup, sizeof(a->cgroup));
 	agent_enforcer(a, lsm);
 	test_defer(agent_forget, a);

@@ -82,6 +82,8 @@ struct test_agent {
  * binary's parent process, before the tests fork. A failure is reported by the tests. */
 void test_enforcer_preload(bool lsm);
 void test_agent_start(struct test_agent *a, const struct ruleset *rs, bool lsm);
+/* The same, as agent id (a second agent beside TEST_AGENT_ID's, in a cgroup of its own). */
+void test_agent_start_as(struct test_agent *a, __u32 id, const struct ruleset *rs, bool lsm);
 /* rules_apply() for the agent; FAILs on error. */
 void test_agent_apply(struct test_agent *a, const struct ruleset *rs);
 /* run_in_cgroup() in the agent's cgroup. */

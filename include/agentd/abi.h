@@ -267,13 +267,17 @@ struct agentd_self_event {
 _Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout");
 
 /*
- * The tool broker's sockets (docs/BROKER.md). broker_sockets hash: the sockfs inode number of an
- * agent's listening broker socket (__u64, st_ino of the listening fd) -> that agent's id (__u32).
- * lsm/unix_stream_connect (sock.bpf.c) lets an agent's task connect to such a socket only if it
- * is its own agent's: a net event, family AF_UNIX, protocol SOCK_STREAM, no address.
+ * Unix sockets (docs/ARCHITECTURE.md). broker_sockets hash: the sockfs inode number of an agent's
+ * listening broker socket (__u64, st_ino of the listening fd) -> that agent's id (__u32).
+ * lsm/unix_stream_connect and lsm/unix_may_send (sock.bpf.c) let an agent's task reach its own
+ * agent's broker socket and the unix sockets its own agent's tasks created, nothing else: a net
+ * event, family AF_UNIX, protocol the peer's socket type (SOCK_STREAM, SOCK_SEQPACKET,
+ * SOCK_DGRAM), no address.
  */
 #define AGENTD_HOOK_UNIX_STREAM_CONNECT 46
+#define AGENTD_HOOK_UNIX_MAY_SEND 47
 #define AGENTD_REASON_NOT_OWN_SOCKET 11 /* another agent's broker socket */
+#define AGENTD_REASON_NOT_OWN_UNIX_SOCKET 12 /* a unix socket no task of the agent created */
 #define AGENTD_MAX_BROKER_SOCKETS AGENTD_MAX_AGENTS
 
 #endif /* AGENTD_ABI_H */

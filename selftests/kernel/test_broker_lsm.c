@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * VM tier: the kernel side of the broker's sockets. With BPF LSM, a process of agent A cannot
- * even connect to agent B's broker socket (lsm/unix_stream_connect, EPERM, audited), and still
- * reaches its own and is served.
+ * even connect to agent B's broker socket, nor to agentd's control socket
+ * (lsm/unix_stream_connect, EPERM, audited), and still reaches its own and is served.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -128,6 +128,10 @@ static int from_agent_a(void *arg)
 	err = try_connect(the_env->sock_b, &fd);
 	if (err != EPERM)
 		return err ? 10 : 11;
+	/* A host daemon's socket: agentd's own control socket. */
+	err = try_connect(the_env->control, &fd);
+	if (err != EPERM)
+		return err ? 13 : 14;
 	err = try_connect(the_env->sock_a, &fd);
 	if (err)
 		return 12;
@@ -166,4 +170,6 @@ TEST(broker_socket_reachable_by_its_agent_only)
 		FAIL("no unix_stream_connect record in the audit log");
 	if (!strstr(log, "reason=not-own-broker-socket"))
 		FAIL("the refusal's reason is not in the audit log");
+	if (!strstr(log, "reason=not-own-socket"))
+		FAIL("the control socket's refusal is not in the audit log");
 }

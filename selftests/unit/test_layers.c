@@ -86,7 +86,8 @@ TEST(gap_landlock_seccomp_cgroup)
 	ASSERT_STREQ(
 		rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
 		"D/ws/secret|D/ws/ro|files: other names|files: setattr|exec: executable mappings|"
-		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|agentctl attach");
+		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|agentctl attach|"
+		"network.sockets: unix");
 }
 
 TEST(gap_why_names_the_enclosing_rule_and_the_rights)
@@ -124,12 +125,12 @@ TEST(gap_old_abi_without_seccomp)
 		     "D/ws/secret|D/ws/ro|files: other names|files: setattr|files: truncate|"
 		     "exec: executable mappings|exec.allow_memfd|self: module autoload|"
 		     "self: syscalls|self: ptrace_traceme|self: signals|agentctl attach|"
-		     "network.sockets");
+		     "network.sockets|network.sockets: unix");
 	ASSERT_STREQ(
 		rules(p, "cgroup,landlock:5,seccomp", 0, buf, sizeof(buf)),
 		"D/ws/secret|D/ws/ro|files: other names|files: setattr|exec: executable mappings|"
 		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|self: "
-		"signals|agentctl attach");
+		"signals|agentctl attach|network.sockets: unix");
 }
 
 TEST(gap_with_bpf_lsm_is_empty_unless_a_layer_is_missing)
@@ -142,7 +143,7 @@ TEST(gap_with_bpf_lsm_is_empty_unless_a_layer_is_missing)
 	ASSERT_STREQ(rules(p, "bpf-lsm", 0, buf, sizeof(buf)), "network");
 	ASSERT_STREQ(rules(p, "cgroup", 0, buf, sizeof(buf)),
 		     "files|exec.allow|self: module autoload|self: syscalls|self: ptrace|"
-		     "self: ptrace_traceme|self: signals|network.sockets");
+		     "self: ptrace_traceme|self: signals|network.sockets|network.sockets: unix");
 }
 
 /* A narrower exec rule inside a writable tree (both its own item and exec-from-writable),

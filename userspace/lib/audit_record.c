@@ -253,7 +253,8 @@ static enum audit_kind hook_kind(__u32 hook)
 	if (hook == AGENTD_HOOK_BPRM_CHECK || hook == AGENTD_HOOK_MMAP_FILE ||
 	    hook == AGENTD_HOOK_FILE_MPROTECT)
 		return AUDIT_KIND_EXEC;
-	if (hook == AGENTD_HOOK_SOCK_CREATE || hook == AGENTD_HOOK_UNIX_STREAM_CONNECT)
+	if (hook == AGENTD_HOOK_SOCK_CREATE || hook == AGENTD_HOOK_UNIX_STREAM_CONNECT ||
+	    hook == AGENTD_HOOK_UNIX_MAY_SEND)
 		return AUDIT_KIND_SOCK;
 	if (hook >= AGENTD_HOOK_CONNECT4 && hook <= AGENTD_HOOK_BIND6)
 		return AUDIT_KIND_NET;
@@ -304,7 +305,8 @@ static void from_net_event(struct audit_record *r, const struct agentd_net_event
 
 	from_common(r, &e->task, &e->verdict);
 	if (e->verdict.hook == AGENTD_HOOK_SOCK_CREATE ||
-	    e->verdict.hook == AGENTD_HOOK_UNIX_STREAM_CONNECT) {
+	    e->verdict.hook == AGENTD_HOOK_UNIX_STREAM_CONNECT ||
+	    e->verdict.hook == AGENTD_HOOK_UNIX_MAY_SEND) {
 		snprintf(r->detail, sizeof(r->detail), "reason=%s family=%u type=%u",
 			 event_reason_name(e->verdict.reason), e->family, e->protocol);
 		return;

@@ -73,6 +73,7 @@ static const char *const hook_names[] = {
 	[AGENTD_HOOK_BIND6] = "bind6",
 	[AGENTD_HOOK_SOCK_CREATE] = "sock_create",
 	[AGENTD_HOOK_UNIX_STREAM_CONNECT] = "unix_stream_connect",
+	[AGENTD_HOOK_UNIX_MAY_SEND] = "unix_may_send",
 	[AGENTD_HOOK_BPF] = "bpf",
 	[AGENTD_HOOK_PERF_EVENT_OPEN] = "perf_event_open",
 	[AGENTD_HOOK_KERNEL_MODULE_REQUEST] = "kernel_module_request",
@@ -103,6 +104,7 @@ static const char *const reason_names[] = {
 	[AGENTD_REASON_SELF_PROTECT] = "self-protection",
 	[AGENTD_REASON_OUTSIDE_AGENT] = "target-outside-agent",
 	[AGENTD_REASON_NOT_OWN_SOCKET] = "not-own-broker-socket",
+	[AGENTD_REASON_NOT_OWN_UNIX_SOCKET] = "not-own-socket",
 };
 
 static const char *name_of(const char *const *names, size_t n, __u32 i)
@@ -151,7 +153,8 @@ static void format_net(struct line *l, const struct agentd_net_event *e)
 
 	format_common(l, &e->task, &e->verdict);
 	if (e->verdict.hook == AGENTD_HOOK_SOCK_CREATE ||
-	    e->verdict.hook == AGENTD_HOOK_UNIX_STREAM_CONNECT) {
+	    e->verdict.hook == AGENTD_HOOK_UNIX_STREAM_CONNECT ||
+	    e->verdict.hook == AGENTD_HOOK_UNIX_MAY_SEND) {
 		line_add(l, " family=%u type=%u", e->family, e->protocol);
 		return;
 	}

@@ -460,17 +460,31 @@ static int gap_self(const struct layers *l, struct gap *g)
 
 static int gap_sockets(const struct policy *p, const struct layers *l, struct gap *g)
 {
+	bool ll = layers_use_landlock(l);
+	int err;
+
 	if (!(l->set & LAYER_SECCOMP))
-		return item(g, "network.sockets", "%s",
-			    (l->set & LAYER_CGROUP)
-				    ? "socket families other than inet and inet6 need seccomp "
-				      "without BPF LSM"
-				    : "no socket family rule is enforced");
-	if (p->io_uring)
-		return item(g, "io_uring",
-			    "io_uring's operations never pass through seccomp: IORING_OP_SOCKET "
-			    "creates sockets of families the policy does not grant");
-	return 0;
+		err = item(g, "network.sockets", "%s",
+			   (l->set & LAYER_CGROUP)
+				   ? "socket families other than inet and inet6 need seccomp "
+				     "without BPF LSM"
+				   : "no socket family rule is enforced");
+	else if (p->io_uring)
+		err = item(g, "io_uring",
+			   "io_uring's operations never pass through seccomp: IORING_OP_SOCKET "
+			   "creates sockets of families the policy does not grant");
+	else
+		err = 0;
+	/* Unix sockets the agent can create reach others' only where BPF LSM says no. */
+	if (!err && (!(l->set & LAYER_SECCOMP) || (p->net.sockets & POLICY_SOCK_UNIX)))
+		err = item(
+			g, "network.sockets: unix", "%s",
+			ll && l->landlock_abi >= 6
+				? "path-named unix sockets of host daemons and other agents stay "
+				  "reachable without BPF LSM (Landlock ABI 6 scopes abstract ones)"
+				: "unix sockets of host daemons and other agents, path-named and "
+				  "abstract, stay reachable without BPF LSM");
+	return err;
 }
 
 int layers_gap(const struct policy *p, const struct layers *l, struct gap *out)
