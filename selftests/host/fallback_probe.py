@@ -63,6 +63,14 @@ def connect(port):
         s.close()
 
 
+def unix_connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+    finally:
+        s.close()
+
+
 def netlink_socket():
     socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 0).close()
 
@@ -92,6 +100,7 @@ OPS = {
     "signal": lambda pid: os.kill(int(pid), 0),
     "traceme": traceme_then_signal,
     "netlink": netlink_socket,
+    "unix": unix_connect,
 }
 
 # Each try is NAME:OP:ARG:ARG...

@@ -244,19 +244,17 @@ TEST(fallback_enforces_files_exec_network)
  */
 TEST(fallback_gap_matches_the_kernel)
 {
-	static const char *const expected[] = { "D/ws/secret",
-						"files: other names",
-						"files: setattr",
-						"exec: executable mappings",
-						"exec.allow_memfd",
-						"self: module autoload",
-						"self: ptrace_traceme",
-						"agentctl attach",
-						NULL };
+	static const char *const expected[] = {
+		"D/ws/secret",		 "files: other names",
+		"files: setattr",	 "exec: executable mappings",
+		"exec.allow_memfd",	 "self: module autoload",
+		"self: ptrace_traceme",	 "agentctl attach",
+		"network.sockets: unix", NULL
+	};
 	struct env *e = setup();
 	struct policy_errors errs = { 0 };
-	char t[6][PATH_MAX + 64], out[8192], want[PATH_MAX];
-	const char *tries[7];
+	char t[7][PATH_MAX + 64], out[8192], want[PATH_MAX];
+	const char *tries[8];
 	struct policy *p = NULL;
 	struct layers l;
 	struct gap g;
@@ -286,9 +284,10 @@ TEST(fallback_gap_matches_the_kernel)
 	snprintf(t[3], sizeof(t[3]), "memfd:memfd:%s/true", e->ws);
 	snprintf(t[4], sizeof(t[4]), "other-name:write:%s/alias", e->ws);
 	snprintf(t[5], sizeof(t[5]), "traceme:traceme");
-	for (k = 0; k < 6; k++)
+	snprintf(t[6], sizeof(t[6]), "host-unix:unix:%s", e->control); /* agentd's own socket */
+	for (k = 0; k < 7; k++)
 		tries[k] = t[k];
-	tries[6] = NULL;
+	tries[7] = NULL;
 	probe(e, out, sizeof(out), tries);
 	EXPECT(out, "deny-inside-allow", "ok");
 	EXPECT(out, "setattr", "ok");
@@ -296,6 +295,7 @@ TEST(fallback_gap_matches_the_kernel)
 	EXPECT(out, "memfd", "ok");
 	EXPECT(out, "other-name", "ok"); /* D/readonly's own rule grants read only */
 	EXPECT(out, "traceme", "ok");
+	EXPECT(out, "host-unix", "ok");
 }
 
 /* The same gap through the CLI: policy check --layers names it, run --require full refuses. */
@@ -309,7 +309,7 @@ TEST(fallback_require_full_refuses_here)
 		  0);
 	snprintf(want, sizeof(want), "  %s/ws/secret: deny inside the allowed tree %s/ws", e->dir,
 		 e->dir);
-	if (!strstr(out, "8 rules NOT ENFORCED by cgroup-BPF, Landlock ABI") || !strstr(out, want))
+	if (!strstr(out, "9 rules NOT ENFORCED by cgroup-BPF, Landlock ABI") || !strstr(out, want))
 		FAIL("policy check --layers: %s", out);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
 		  0);
