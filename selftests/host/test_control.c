@@ -452,3 +452,50 @@ TEST(wall_clock_survives_a_restart)
 	if (!strstr(out, "agent-expired"))
 		FAIL("no agent-expired record: %s", out);
 }
+
+/* From inside: connect (the kernel lets it through where BPF LSM does not run) and ask for the
+ * status as root; 1 when agentd refuses with CONTROL_E_PERM, 2 when the kernel refused the
+ * connection (EPERM, BPF LSM), 100+ otherwise. */
+static int status_from_inside(void *path)
+{
+	char code[64];
+	int fd = connect_control(path);
+
+	if (fd == -EPERM)
+		return 2;
+	if (fd < 0)
+		return 100;
+	if (send(fd, "\0\0\0\x1a{\"id\": 1, \"cmd\": \"status\"}", 30, MSG_NOSIGNAL) < 0 &&
+	    errno != EPIPE)
+		return 101;
+	read_reply(fd, code, sizeof(code));
+	close(fd);
+	return !strcmp(code, CONTROL_E_PERM) ? 1 : !strcmp(code, "ok") ? 102 : 103;
+}
+
+/* An agent running as root, a tool's process, a process of an attached cgroup: none of them
+ * talks to agentd, whatever the socket's mode; root outside still does. */
+TEST(control_socket_refuses_agents_and_tools_even_as_root)
+{
+	struct env *e = setup();
+	char cg[PATH_MAX + 32], foreign[PATH_MAX], out[4096];
+	struct probe p;
+	int want;
+
+	probe_kernel(&p);
+	want = probe_bpf_lsm_ok(&p) ? 2 : 1;
+	start_agentd(e, true);
+	ASSERT_EQ(add_agent(e, "t-root"), 0);
+	snprintf(cg, sizeof(cg), "%s/t-root", e->cgroup);
+	ASSERT_EQ(run_in_cgroup(cg, status_from_inside, e->control, NULL), want);
+	snprintf(cg, sizeof(cg), "%s/tools.broker/t-tool", e->cgroup);
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		FAIL("mkdir %s: %s", cg, strerror(errno));
+	ASSERT_EQ(run_in_cgroup(cg, status_from_inside, e->control, NULL), 1);
+	test_cgroup(foreign, sizeof(foreign));
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-root", "--cgroup", foreign,
+			       "--allow-partial", NULL),
+		  0);
+	ASSERT_EQ(run_in_cgroup(foreign, status_from_inside, e->control, NULL), want);
+	expect_status_ok(e->control);
+}

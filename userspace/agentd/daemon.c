@@ -274,6 +274,11 @@ static int setup(struct daemon *d)
 	return err;
 }
 
+static int admit_peer(void *ctx, int fd, char *why, size_t whysz)
+{
+	return daemon_peer_refused(ctx, fd, why, whysz);
+}
+
 int daemon_run(const struct options *o)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
@@ -295,6 +300,8 @@ int daemon_run(const struct options *o)
 		err = server_open(&srv, o->control, agents_handle, d);
 		if (err)
 			log_err("control socket %s: %s\n", o->control, strerror(-err));
+		else
+			server_set_admit(srv, admit_peer);
 	}
 	if (err)
 		goto out;

@@ -51,6 +51,11 @@ void agents_free(struct daemon *d);
 /* Kills the processes of every agent past its wall-clock deadline (called every second). */
 void agents_enforce_deadlines(struct daemon *d);
 
+/* Whether the peer of fd, a connection to agentd's control or stream socket, must be refused:
+ * a process of an agent or a tool of the broker (or a peer whose cgroup cannot be read). Returns
+ * 1 with why, or 0 (peer.c). */
+int daemon_peer_refused(const struct daemon *d, int fd, char *why, size_t whysz);
+
 /* agent.attach and agent.detach for agent a (attach.c). */
 json_t *attach_handle(struct daemon *d, struct agent *a, const struct control_request *req);
 /* A re-adopted agent's attached cgroups: programs and registration again (gone ones forgotten). */

@@ -30,6 +30,7 @@ struct server {
 	int fd;
 	struct client *clients[SERVER_CLIENTS_MAX];
 	server_handler fn;
+	server_admit admit;
 	void *ctx;
 };
 
@@ -158,11 +159,17 @@ static void refuse(struct client *c, const char *code, const char *msg)
 	c->inlen = 0;
 }
 
+void server_set_admit(struct server *s, server_admit admit)
+{
+	s->admit = admit;
+}
+
 static void accept_one(struct server *s)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct client *c;
+	char why[256];
 	int fd, i;
 
 	fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -182,6 +189,10 @@ static void accept_one(struct server *s)
 		log_warn("control socket %s: refusing peer pid %d uid %d: not root\n", s->path,
 			 (int)cred.pid, (int)cred.uid);
 		refuse(c, CONTROL_E_PERM, "agentd answers root only");
+		flush(c);
+	} else if (s->admit && s->admit(s->ctx, fd, why, sizeof(why))) {
+		log_warn("control socket %s: refusing %s\n", s->path, why);
+		refuse(c, CONTROL_E_PERM, "agentd does not answer agents or tools");
 		flush(c);
 	}
 }

@@ -13,10 +13,15 @@
 /* Answers one valid request; returns a new reply (NULL: out of memory). */
 typedef json_t *(*server_handler)(void *ctx, const struct control_request *req);
 
+/* Whether to refuse the peer of a new connection: 1 with why, or 0. */
+typedef int (*server_admit)(void *ctx, int fd, char *why, size_t whysz);
+
 struct server;
 
 /* Listens on path (mode 0600; its directory is created 0700); a stale socket is replaced. */
 int server_open(struct server **out, const char *path, server_handler fn, void *ctx);
+/* Every later connection, from a root peer, is refused when admit says so (with its reason). */
+void server_set_admit(struct server *s, server_admit admit);
 /* Fills at most max pollfds (listener and clients); returns how many. */
 int server_pollfds(const struct server *s, struct pollfd *fds, int max);
 /* Milliseconds until a partial frame's deadline, -1 when none. */

@@ -3,11 +3,18 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <poll.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/sched.h>
 #include "cgroup.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 /* Decodes mountinfo's octal escapes (\040 for a space, ...) in place. */
 static void unescape_octal(char *s)
@@ -116,4 +123,89 @@ int cgroup_write(const char *path, const char *text)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+/* The pid a pidfd refers to (fdinfo's "Pid:"), or -1. */
+static int pidfd_pid(int pidfd)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nPid:");
+	return p ? atoi(p + 5) : -1;
+}
+
+static int proc_cgroup(pid_t pid, char *out, size_t outsz)
+{
+	char path[64], buf[4096], *line, *save = NULL;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "0::", 3)) {
+			if ((size_t)snprintf(out, outsz, "%s", line + 3) >= outsz)
+				return -ENAMETOOLONG;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int cgroup_of_peer(int fd, pid_t *pid, char *cg, size_t cgsz)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+	int pidfd = -1, err;
+	struct pollfd pfd;
+
+	*pid = 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len))
+		return -errno;
+	if (uc.pid <= 0)
+		return -ESRCH;
+	*pid = uc.pid;
+	len = sizeof(pidfd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len))
+		pidfd = -1; /* before 6.5: the pid alone */
+	if (pidfd >= 0 && pidfd_pid(pidfd) != uc.pid) {
+		close(pidfd);
+		return -ESRCH;
+	}
+	err = proc_cgroup(uc.pid, cg, cgsz);
+	if (pidfd >= 0) {
+		pfd = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (poll(&pfd, 1, 0) != 0)
+			err = -ESRCH; /* exited meanwhile: the pid may name another process */
+		close(pidfd);
+	}
+	return err;
+}
+
+int cgroup_path_below(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	if (n && strspn(top, "/") == n)
+		return path[0] == '/'; /* the root holds every path */
+	while (n > 1 && top[n - 1] == '/')
+		n--;
+	return !strncmp(path, top, n) && (path[n] == '\0' || path[n] == '/');
 }
