@@ -5,9 +5,10 @@
  * records -> the hash-chained, group-committed (fdatasync per batch), rotated audit log.
  * Producers run in an agent cgroup at a fixed offered rate for a few seconds per step; each step
  * prints the rate written to the log and the events the kernel could not record (drops).
- * The first step offers as much as the producers can make; then fixed rates; then a bisection
- * between the highest rate without loss and the lowest with it, which prints where loss begins.
- * Usage: bench_events [PRODUCERS] (default 1: one core produces, the other consumes and writes).
+ * Fixed rates, lowest first; then a bisection between the highest rate without loss and the
+ * lowest with it, which prints where loss begins; last, as much as the producers can make.
+ * Usage: bench_events [PRODUCERS [SEGMENT_MB]] (default 1: one core produces, the other consumes
+ * and writes; segments of 64 MiB, gzipped in the background as agentd does).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,7 +148,7 @@ static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate, 
 /* The fixed rates, then a bisection of the first step where loss begins, to 1/16 of it. */
 static int sweep(struct enforcer *e, struct consumer *c, int cg_fd)
 {
-	static const double rates[] = { 0, 250000, 500000, 750000, 1000000, 1500000, 2000000 };
+	static const double rates[] = { 250000, 500000, 750000, 1000000, 1500000, 2000000 };
 	double lo = 0, hi = 0, mid;
 	__u64 dropped;
 	size_t i;
@@ -157,16 +158,16 @@ static int sweep(struct enforcer *e, struct consumer *c, int cg_fd)
 		err = step(e, c, cg_fd, rates[i], &dropped);
 		if (err)
 			return err;
-		if (rates[i] && dropped && !hi)
+		if (dropped && !hi)
 			hi = rates[i];
-		if (rates[i] && !dropped && !hi)
+		if (!dropped && !hi)
 			lo = rates[i];
 	}
 	if (!hi) {
 		printf("BENCH events producers %d no loss up to %.0f/s offered\n", producers, lo);
-		return 0;
+		return step(e, c, cg_fd, 0, &dropped);
 	}
-	while (hi - lo > rates[1] / 16) {
+	while (hi - lo > rates[0] / 16) {
 		mid = (lo + hi) / 2;
 		err = step(e, c, cg_fd, mid, &dropped);
 		if (err)
@@ -178,7 +179,7 @@ static int sweep(struct enforcer *e, struct consumer *c, int cg_fd)
 	}
 	printf("BENCH events producers %d loss begins between %.0f/s (none) and %.0f/s offered\n",
 	       producers, lo, hi);
-	return 0;
+	return step(e, c, cg_fd, 0, &dropped);
 }
 
 int main(int argc, char **argv)
@@ -195,8 +196,11 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		producers = atoi(argv[1]);
-	if (producers < 1 || producers > MAX_PRODUCERS) {
-		fprintf(stderr, "usage: bench_events [PRODUCERS: 1..%d]\n", MAX_PRODUCERS);
+	if (argc > 2)
+		wo.segment_bytes = strtoull(argv[2], NULL, 10) << 20;
+	if (producers < 1 || producers > MAX_PRODUCERS || argc > 3) {
+		fprintf(stderr, "usage: bench_events [PRODUCERS: 1..%d [SEGMENT_MB]]\n",
+			MAX_PRODUCERS);
 		return 2;
 	}
 	log_init("bench_events", LOG_INFO);

@@ -20,7 +20,6 @@
 #include <jansson.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <zlib.h>
 #include "audit.h"
@@ -327,21 +326,12 @@ out:
 	return err;
 }
 
-/*
- * Compression is deferred work with a queue; the thread that reads the ring buffer is not. Where
- * the two compete for a core, the reader wins (nice 10: about a tenth of a contended core).
- */
-#define GZ_NICE 10
-
 static void *compress_thread(void *arg)
 {
 	struct compressor *c = arg;
 	char name[64];
 	int err;
 
-	if (setpriority(PRIO_PROCESS, gettid(), GZ_NICE))
-		log_info("audit: compressor thread: cannot lower its priority (%s), ignoring\n",
-			 strerror(errno));
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		while (c->head == c->tail && !c->stop)
