@@ -80,66 +80,41 @@ static void put_str(struct out *o, const char *s)
 	put(o, s, strlen(s));
 }
 
-static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
-				  "31323334353637383940414243444546474849505152535455565758596061"
-				  "62636465666768697071727374757677787980818283848586878889909192"
-				  "93949596979899";
-
-/* Writes v in decimal ending just before end; returns where it starts. Two digits a step. */
-static char *u64_digits(char *end, unsigned long long v)
-{
-	while (v >= 100) {
-		end -= 2;
-		memcpy(end, digit_pairs + 2 * (v % 100), 2);
-		v /= 100;
-	}
-	if (v >= 10) {
-		end -= 2;
-		memcpy(end, digit_pairs + 2 * v, 2);
-	} else {
-		*--end = '0' + v;
-	}
-	return end;
-}
-
 static void put_u64(struct out *o, unsigned long long v)
 {
-	char tmp[20], *start = u64_digits(tmp + sizeof(tmp), v);
+	char tmp[24];
+	int i = sizeof(tmp);
 
-	put(o, start, tmp + sizeof(tmp) - start);
+	do {
+		tmp[--i] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	put(o, tmp + i, sizeof(tmp) - i);
 }
 
 /*
  * Strings hold bytes an agent chose: every byte outside printable ASCII, and '\' and '"', is
  * written as the four characters \xNN, so the JSON is ASCII and the bytes are recoverable.
  */
-static bool plain(unsigned char c)
-{
-	return c >= 0x20 && c < 0x7f && c != '\\' && c != '"';
-}
-
 static void put_escaped(struct out *o, const char *s, size_t max)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i = 0, run;
+	size_t i, run = 0;
 
 	put(o, "\"", 1);
-	while (i < max && s[i]) {
+	for (i = 0; i < max && s[i]; i++) {
 		unsigned char c = s[i];
+		char esc[5] = { '\\', '\\', 'x', hex[c >> 4], hex[c & 15] };
 
-		/* The common case: a run of plain bytes, copied at once. */
-		for (run = i; run < max && plain(s[run]); run++)
-			;
-		if (run > i) {
-			put(o, s + i, run - i);
-			i = run;
-		} else {
-			char esc[5] = { '\\', '\\', 'x', hex[c >> 4], hex[c & 15] };
-
-			put(o, esc, sizeof(esc));
-			i++;
+		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '"') {
+			run++;
+			continue;
 		}
+		put(o, s + i - run, run);
+		run = 0;
+		put(o, esc, sizeof(esc));
 	}
+	put(o, s + i - run, run);
 	put(o, "\"", 1);
 }
 
