@@ -146,12 +146,21 @@ static __always_inline void *event_reserve(__u32 agent_id, __u64 size)
 	return NULL;
 }
 
-/* No wakeup per event: the consumer polls on a short timer, and is woken only past a backlog. */
+/*
+ * No wakeup per event: the consumer polls on a timer, and is woken when the backlog crosses a
+ * multiple of wakeup_bytes (once per wakeup_bytes of growth, not once per event past it: each
+ * forced wakeup queues an irq_work, a self-IPI, which costs the hooked task more than the rest
+ * of the event, most of all in a guest). e is filled (event_fill()): its header has its length.
+ */
 static __always_inline void event_submit(void *e)
 {
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	/* What this record takes in the ring: its header, rounded up to 8 bytes. */
+	__u64 size = (((struct agentd_event_hdr *)e)->len + BPF_RINGBUF_HDR_SZ + 7) & ~7ULL;
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+	/* avail counts this record, reserved and not yet committed: avail - size is before it. */
+	if (avail >= size && avail / wakeup_bytes != (avail - size) / wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
 }

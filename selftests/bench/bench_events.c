@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The event pipeline end to end, natively: BPF (bpf/loadgen.bpf.c, 368-byte events from
+ * The event pipeline end to end, natively: BPF (bpf/loadgen.bpf.c, 624-byte file events from
  * system calls of the agent's tasks) -> the shared ring buffer -> agentd's consumer -> audit
  * records -> the hash-chained, group-committed (fdatasync per batch), rotated audit log.
  * Producers run in an agent cgroup at a fixed offered rate for a few seconds per step; each step
  * prints the rate written to the log and the events the kernel could not record (drops).
- * The first step offers as much as the producers can make. Usage: bench_events [PRODUCERS]
- * (default 1: one core produces, the other consumes and writes).
+ * Fixed rates, lowest first; then a bisection between the highest rate without loss and the
+ * lowest with it, which prints where loss begins; last, as much as the producers can make.
+ * Usage: bench_events [PRODUCERS [SEGMENT_MB]] (default 1: one core produces, the other consumes
+ * and writes; segments of 64 MiB, gzipped in the background as agentd does).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,15 +64,24 @@ static int on_event(void *ctx, void *data, size_t len)
 
 #define EVENTS_PER_CALL 32 /* as in bpf/loadgen.bpf.c */
 
-/* A producer: events at rate per second (0: as fast as it can) until the deadline. */
+/*
+ * A producer: events at rate per second (0: as fast as it can) until the deadline. Ahead of
+ * its rate it sleeps, as an agent between system calls would, rather than spin: a spinning
+ * producer would take a core from the consumer whatever the rate.
+ */
 static void produce(double rate, double until)
 {
-	double start = now_s(), t;
+	double start = now_s(), t, ahead;
 	unsigned long n = 0;
 
 	while ((t = now_s()) < until) {
-		if (rate && n >= (t - start) * rate)
+		ahead = rate ? n / rate - (t - start) : 0;
+		if (ahead > 0) {
+			struct timespec ts = { 0, (long)(ahead * 1e9) };
+
+			nanosleep(&ts, NULL);
 			continue;
+		}
 		for (int i = 0; i < 16; i++)
 			syscall(SYS_getppid);
 		n += 16 * EVENTS_PER_CALL;
@@ -96,11 +108,11 @@ static int share(struct loadgen_bpf *skel, struct enforcer *e)
 
 static int producers = 1;
 
-static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate)
+static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate, __u64 *dropped)
 {
 	unsigned long before = c->written;
 	__u64 drops0 = 0, drops1 = 0;
-	double t0, until;
+	double t0, until, cpu = 0, made;
 	pid_t pids[MAX_PRODUCERS];
 	int i, err;
 
@@ -119,23 +131,67 @@ static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate)
 		if (c->err || (err = audit_writer_tick(c->w)))
 			return c->err ?: err;
 	}
-	for (i = 0; i < producers; i++)
-		waitpid(pids[i], NULL, 0);
+	for (i = 0; i < producers; i++) {
+		struct rusage ru;
+
+		if (wait4(pids[i], NULL, 0, &ru) == pids[i])
+			cpu += ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	}
 	while ((err = enforcer_consume(e, 0)) > 0)
 		;
 	err = audit_writer_flush(c->w);
 	enforcer_drops(e, AGENT, &drops1);
-	printf("BENCH events producers %d offered %s%.0f/s written %.0f/s dropped %llu (%.2f%%)\n",
-	       producers, rate ? "" : "max ",
-	       rate ? rate : (c->written - before + drops1 - drops0) / STEP_S,
+	made = c->written - before + drops1 - drops0;
+	/* The producers' CPU (system calls, and the BPF program in them) per event made. */
+	printf("BENCH events producers %d offered %s%.0f/s written %.0f/s dropped %llu (%.2f%%) "
+	       "producer CPU %.0f ns/event\n",
+	       producers, rate ? "" : "max ", rate ? rate : made / STEP_S,
 	       (c->written - before) / (double)STEP_S, (unsigned long long)(drops1 - drops0),
-	       100.0 * (drops1 - drops0) / (c->written - before + drops1 - drops0 + 1));
+	       100.0 * (drops1 - drops0) / (made + 1), made ? cpu * 1e9 / made : 0);
+	*dropped = drops1 - drops0;
 	return err;
+}
+
+/* The fixed rates, then a bisection of the first step where loss begins, to 1/16 of it. */
+static int sweep(struct enforcer *e, struct consumer *c, int cg_fd)
+{
+	static const double rates[] = { 250000, 500000, 750000, 1000000, 1500000, 2000000 };
+	double lo = 0, hi = 0, mid;
+	__u64 dropped;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		err = step(e, c, cg_fd, rates[i], &dropped);
+		if (err)
+			return err;
+		if (dropped && !hi)
+			hi = rates[i];
+		if (!dropped && !hi)
+			lo = rates[i];
+	}
+	if (!hi) {
+		printf("BENCH events producers %d no loss up to %.0f/s offered\n", producers, lo);
+		return step(e, c, cg_fd, 0, &dropped);
+	}
+	while (hi - lo > rates[0] / 16) {
+		mid = (lo + hi) / 2;
+		err = step(e, c, cg_fd, mid, &dropped);
+		if (err)
+			return err;
+		if (dropped)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	printf("BENCH events producers %d loss begins between %.0f/s (none) and %.0f/s offered\n",
+	       producers, lo, hi);
+	return step(e, c, cg_fd, 0, &dropped);
 }
 
 int main(int argc, char **argv)
 {
-	static const double rates[] = { 0, 250000, 500000, 600000, 700000, 800000, 1000000 };
 	struct enforcer_opts eo = { .on_event = on_event };
 	struct audit_writer_opts wo = { .host = "bench", .no_append_flag = true };
 	char root[PATH_MAX], cg[PATH_MAX + 16], dir[] = "/var/tmp/agentd-bench-XXXXXX";
@@ -145,12 +201,14 @@ int main(int argc, char **argv)
 	struct enforcer *e = NULL;
 	int err, cg_fd = -1, failed;
 	__u32 gen;
-	size_t i;
 
 	if (argc > 1)
 		producers = atoi(argv[1]);
-	if (producers < 1 || producers > MAX_PRODUCERS) {
-		fprintf(stderr, "usage: bench_events [PRODUCERS: 1..%d]\n", MAX_PRODUCERS);
+	if (argc > 2)
+		wo.segment_bytes = strtoull(argv[2], NULL, 10) << 20;
+	if (producers < 1 || producers > MAX_PRODUCERS || argc > 3) {
+		fprintf(stderr, "usage: bench_events [PRODUCERS: 1..%d [SEGMENT_MB]]\n",
+			MAX_PRODUCERS);
 		return 2;
 	}
 	log_init("bench_events", LOG_INFO);
@@ -172,8 +230,8 @@ int main(int argc, char **argv)
 		err = err ?: loadgen_bpf__attach(skel);
 	}
 	cg_fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (i = 0; !err && i < sizeof(rates) / sizeof(rates[0]); i++)
-		err = step(e, &c, cg_fd, rates[i]);
+	if (!err)
+		err = sweep(e, &c, cg_fd);
 	if (err)
 		fprintf(stderr, "bench_events: %s\n", strerror(-err));
 	loadgen_bpf__destroy(skel);

@@ -2,6 +2,9 @@
 /*
  * The audit writer: records are chained and queued in memory, and a batch is committed with one
  * write and one fdatasync when it holds batch_records or its oldest record is batch_ms old.
+ * The commit runs on a thread of its own while the next batch fills (one batch in flight: a
+ * batch due while the one before still syncs waits for it), and is handed on (opts.committed)
+ * on the caller's thread once its fdatasync has returned.
  * Past segment_bytes the live file is closed with segment-end, renamed to audit-<firstseq>.log
  * and gzipped by a background thread while the next segment starts with segment-start.
  */
@@ -9,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,12 +49,33 @@ struct compressor {
 	int err; /* the first error */
 };
 
+/* The batch in flight: written and fdatasync'ed by the committer thread. */
+struct committer {
+	pthread_t thread;
+	bool running;
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a batch handed over, a batch done, stop */
+	bool busy; /* a batch is handed over and not yet taken back (the writer's thread only) */
+	bool done; /* the thread finished it (atomic: the writer polls it without the lock) */
+	int err; /* of the batch done */
+	int fd;
+	bool no_sync;
+	char *buf;
+	size_t len, cap;
+	unsigned records;
+	__u64 last_seq;
+};
+
 struct audit_writer {
 	int dirfd, fd;
 	char host[AUDIT_HOST_MAX];
 	struct audit_writer_opts o;
 	char *buf; /* the pending batch */
 	size_t len, cap;
+	char *spare; /* the buffer of the last batch committed, for the next one */
+	size_t spare_cap;
+	struct committer commit;
 	unsigned pending;
 	__u64 batch_start_ns; /* CLOCK_MONOTONIC of the batch's first record */
 	__u64 seq; /* last assigned */
@@ -97,28 +122,163 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int audit_writer_flush(struct audit_writer *w)
+/* Threads of the writer take no signals: the daemon's handlers belong to its own thread. */
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -err;
+}
+
+static void *commit_thread(void *arg)
+{
+	struct committer *c = arg;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->stop && !(c->busy && !__atomic_load_n(&c->done, __ATOMIC_RELAXED)))
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (!c->busy || __atomic_load_n(&c->done, __ATOMIC_RELAXED))
+			break;
+		pthread_mutex_unlock(&c->lock);
+		err = write_all(c->fd, c->buf, c->len);
+		if (!err && !c->no_sync && fdatasync(c->fd))
+			err = -errno;
+		pthread_mutex_lock(&c->lock);
+		c->err = err;
+		__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static int committer_start(struct committer *c, bool no_sync)
 {
 	int err;
 
-	if (w->err)
-		return w->err;
-	if (!w->len)
-		return 0;
-	err = write_all(w->fd, w->buf, w->len);
-	if (!err && !w->o.no_sync && fdatasync(w->fd))
-		err = -errno;
+	c->no_sync = no_sync;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	err = start_thread(&c->thread, commit_thread, c);
 	if (err) {
-		log_err("audit: cannot commit %u records to %s: %s\n", w->pending, AUDIT_LIVE_NAME,
-			strerror(-err));
-		return w->err = err;
+		pthread_mutex_destroy(&c->lock);
+		pthread_cond_destroy(&c->cond);
+		return err;
 	}
-	if (w->o.committed)
-		w->o.committed(w->o.ctx, w->buf, w->len);
-	w->committed_seq = w->seq;
+	c->running = true;
+	return 0;
+}
+
+/* The writer has taken back the last batch (audit_writer_flush). */
+static void committer_stop(struct committer *c)
+{
+	if (!c->running)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->cond);
+	free(c->buf);
+	c->running = false;
+}
+
+/* Hands the pending batch to the committer (none in flight); the spare buffer takes its place. */
+static void commit_start(struct audit_writer *w)
+{
+	struct committer *c = &w->commit;
+
+	c->buf = w->buf;
+	c->cap = w->cap;
+	c->len = w->len;
+	c->records = w->pending;
+	c->last_seq = w->seq;
+	c->fd = w->fd;
+	w->buf = w->spare;
+	w->cap = w->spare_cap;
+	w->spare = NULL;
+	w->spare_cap = 0;
 	w->len = 0;
 	w->pending = 0;
-	return 0;
+	pthread_mutex_lock(&c->lock);
+	c->busy = true;
+	__atomic_store_n(&c->done, false, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * Takes back the batch in flight once it is synced (waiting for that when wait), and hands it
+ * on: the committed callback, the committed seq. Returns 0 or the commit's error (sticky).
+ */
+static int commit_reap(struct audit_writer *w, bool wait)
+{
+	struct committer *c = &w->commit;
+	int err;
+
+	if (!c->busy)
+		return w->err;
+	if (!wait && !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	while (!c->done)
+		pthread_cond_wait(&c->cond, &c->lock);
+	err = c->err;
+	c->busy = false;
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		log_err("audit: cannot commit %u records to %s: %s\n", c->records, AUDIT_LIVE_NAME,
+			strerror(-err));
+		w->err = err;
+	} else {
+		if (w->o.committed)
+			w->o.committed(w->o.ctx, c->buf, c->len);
+		w->committed_seq = c->last_seq;
+	}
+	free(w->spare);
+	w->spare = c->buf;
+	w->spare_cap = c->cap;
+	c->buf = NULL;
+	return w->err;
+}
+
+int audit_writer_flush(struct audit_writer *w)
+{
+	int err = commit_reap(w, true);
+
+	if (err || !w->len)
+		return err;
+	commit_start(w);
+	return commit_reap(w, true);
+}
+
+static bool batch_due(struct audit_writer *w)
+{
+	return w->pending >= w->o.batch_records ||
+	       now_ns(CLOCK_MONOTONIC) - w->batch_start_ns >= w->o.batch_ms * 1000000ULL;
+}
+
+/* Starts committing the pending batch if it is due and the one before is synced. */
+static int commit_due(struct audit_writer *w)
+{
+	int err = commit_reap(w, false);
+
+	if (err || !w->pending || !batch_due(w))
+		return err;
+	/* One batch in flight at most: a batch stays within batch_records, and so do publishes. */
+	err = commit_reap(w, true);
+	if (!err)
+		commit_start(w);
+	return err;
 }
 
 static int compress_file(int dirfd, const char *name)
@@ -217,11 +377,11 @@ static int compressor_start(struct compressor *c, int dirfd, const char *name)
 		c->stop = false;
 		pthread_mutex_init(&c->lock, NULL);
 		pthread_cond_init(&c->cond, NULL);
-		err = pthread_create(&c->thread, NULL, compress_thread, c);
+		err = start_thread(&c->thread, compress_thread, c);
 		if (err) {
 			pthread_mutex_destroy(&c->lock);
 			pthread_cond_destroy(&c->cond);
-			return -err;
+			return err;
 		}
 		c->running = true;
 	}
@@ -363,10 +523,7 @@ int audit_writer_append(struct audit_writer *w, const struct audit_record *r)
 		return err;
 	if (w->size >= w->o.segment_bytes && !w->rotating)
 		return rotate(w);
-	if (w->pending >= w->o.batch_records ||
-	    now_ns(CLOCK_MONOTONIC) - w->batch_start_ns >= w->o.batch_ms * 1000000ULL)
-		return audit_writer_flush(w);
-	return 0;
+	return commit_due(w);
 }
 
 int audit_writer_loss(struct audit_writer *w, __u32 agent, __u64 count, const char *source,
@@ -393,6 +550,9 @@ int audit_writer_timeout_ms(struct audit_writer *w)
 {
 	__u64 age;
 
+	/* A batch in flight is looked at again every millisecond, to hand it on once synced. */
+	if (w->commit.busy)
+		return __atomic_load_n(&w->commit.done, __ATOMIC_ACQUIRE) ? 0 : 1;
 	if (!w->pending)
 		return -1;
 	age = (now_ns(CLOCK_MONOTONIC) - w->batch_start_ns) / 1000000ULL;
@@ -401,7 +561,7 @@ int audit_writer_timeout_ms(struct audit_writer *w)
 
 int audit_writer_tick(struct audit_writer *w)
 {
-	return audit_writer_timeout_ms(w) == 0 ? audit_writer_flush(w) : w->err;
+	return commit_due(w);
 }
 
 bool audit_writer_append_only(const struct audit_writer *w)
@@ -589,12 +749,15 @@ static int start_chain(struct audit_writer *w, const char *dir)
 
 static void writer_free(struct audit_writer *w)
 {
+	commit_reap(w, true);
+	committer_stop(&w->commit);
 	compressor_wait(&w->gz);
 	if (w->fd >= 0)
 		close(w->fd);
 	if (w->dirfd >= 0)
 		close(w->dirfd);
 	free(w->buf);
+	free(w->spare);
 	free(w);
 }
 
@@ -631,7 +794,9 @@ int audit_writer_open(struct audit_writer **out, const char *dir,
 		goto fail;
 	}
 	finish_rotations(w, dir);
-	err = open_live(w);
+	err = committer_start(&w->commit, w->o.no_sync);
+	if (!err)
+		err = open_live(w);
 	if (!err)
 		err = grow(w);
 	if (!err)
