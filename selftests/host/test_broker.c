@@ -47,6 +47,9 @@ static const char tools_json[] =
 	" {\"name\": \"big\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"yes | head -c 100000\"],\n"
 	"  \"output_cap\": 1000},\n"
+	" {\"name\": \"flood\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	"\"yes | head -c 600000\"],\n"
+	"  \"output_cap\": 600000},\n"
 	" {\"name\": \"loose\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"], "
 	"\"secrets\": [\"LOOSE\"]},\n"
 	" {\"name\": \"absent\", \"effect\": \"observe\", \"exec\": [\"/nonexistent/tool\"]},\n"
@@ -104,7 +107,7 @@ static struct env *setup_files(void)
 	    " {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
 	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
-	    "\"big\", \"loose\", \"absent\", \"hold\"]}\n",
+	    "\"big\", \"loose\", \"absent\", \"hold\", \"flood\"]}\n",
 	    0644);
 	put(the_env.policy_b,
 	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
@@ -481,6 +484,72 @@ static int raw_calls(void *arg)
 	CHECK(19, !strcmp(reply_code(fd, code, sizeof(code)), "ok"));
 	close(fd);
 	return 0;
+}
+
+/* One reply frame of up to cap bytes, parsed into r; false on EOF, a silence of 10 s, or junk. */
+static bool read_reply(int fd, char *buf, size_t cap, struct broker_reply *r)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t len = 0, n = 0;
+	ssize_t got;
+
+	/* One frame at a time: never read past it (the next one stays in the socket). */
+	while (broker_frame_check(buf, len, cap - 4, &n) != 1) {
+		size_t want = len < 4 ? 4 - len : 4 + n - len;
+
+		if (poll(&pfd, 1, 10000) <= 0)
+			return false;
+		got = recv(fd, buf + len, want, 0);
+		if (got <= 0)
+			return false;
+		len += got;
+	}
+	return !broker_reply_parse(buf + 4, n, r);
+}
+
+/*
+ * Replies larger than the socket takes at once (agentd writes what fits, its worker the rest),
+ * several in flight on one connection with a small one among them: every frame arrives whole.
+ */
+static int slow_reader(void *arg)
+{
+	static char buf[2 << 20];
+	const struct raw *rw = arg;
+	struct broker_reply r;
+	unsigned seen = 0;
+	int fd = connect_to(rw->sock_a), i;
+
+	CHECK(1, fd >= 0);
+	CHECK(2, send_json(fd, "{\"id\": 1, \"tool\": \"flood\"}"));
+	CHECK(3, send_json(fd, "{\"id\": 2, \"tool\": \"flood\"}"));
+	CHECK(4, send_json(fd, "{\"id\": 3, \"tool\": \"noop\"}"));
+	CHECK(5, send_json(fd, "{\"id\": 4, \"tool\": \"flood\"}"));
+	for (i = 0; i < 4; i++) {
+		CHECK(10 + i, read_reply(fd, buf, sizeof(buf), &r));
+		CHECK(20 + i, r.ok && r.id >= 1 && r.id <= 4 && !(seen & (1U << r.id)));
+		seen |= 1U << r.id;
+		CHECK(30 + i, r.out_len == (r.id == 3 ? 0 : 600000) && !r.truncated);
+		broker_reply_free(&r);
+	}
+	/* After the backlog, the connection still serves. */
+	CHECK(40, send_json(fd, "{\"id\": 5, \"tool\": \"noop\"}"));
+	CHECK(41, read_reply(fd, buf, sizeof(buf), &r) && r.ok && r.id == 5);
+	broker_reply_free(&r);
+	close(fd);
+	return 0;
+}
+
+TEST(broker_large_replies_in_flight_arrive_whole)
+{
+	struct env *e = setup();
+	struct raw r = { e->sock_a, e->sock_b };
+	char cg_a[PATH_MAX + 8];
+	int step;
+
+	snprintf(cg_a, sizeof(cg_a), "%s/t-a", e->cgroup);
+	step = run_in_cgroup(cg_a, slow_reader, &r, NULL);
+	if (step)
+		FAIL("large replies, step %d", step);
 }
 
 /* The worker: ids of its own, no capabilities, no new privileges, seccomp filtering. */

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,7 +50,10 @@ struct qmsg {
 
 struct bconn {
 	bool used;
+	bool via_worker; /* reply bytes wait in the worker: later ones go there too, in order */
 	__u32 id;
+	int fd; /* agentd's own copy, to write replies on (the worker reads) */
+	__u64 handed; /* reply bytes handed to the worker, for its MSG_DRAINED */
 	pid_t pid;
 	uid_t uid;
 	char comm[AUDIT_COMM_MAX];
@@ -107,6 +111,7 @@ struct broker {
 	char tools_cg[PATH_MAX + 16];
 	char rundir[PATH_MAX];
 	__u64 n_calls, n_runs;
+	rlim_t nofile; /* agentd's RLIMIT_NOFILE soft limit at start, the tools' */
 };
 
 static struct broker *the_broker;
@@ -193,24 +198,6 @@ static int chan_send(struct bagent *b, __u32 type, __u32 conn, const void *data,
 	return 0;
 }
 
-static void reply(struct bagent *b, __u32 conn, json_t *doc)
-{
-	size_t len;
-	char *frame;
-	int err;
-
-	if (!doc)
-		return;
-	err = broker_frame_encode(doc, BROKER_REPLY_MAX, &frame, &len);
-	json_decref(doc);
-	if (err) {
-		log_err("broker: encoding a reply: %s\n", strerror(-err));
-		return;
-	}
-	chan_send(b, MSG_REPLY, conn, frame, len, -1);
-	free(frame);
-}
-
 /* ---- connections ---- */
 
 static struct bconn *conn_get(struct bagent *b, __u32 id)
@@ -218,6 +205,62 @@ static struct bconn *conn_get(struct bagent *b, __u32 id)
 	struct bconn *c = &b->conns[id & ((1U << CONN_SLOT_BITS) - 1)];
 
 	return c->used && c->id == id ? c : NULL;
+}
+
+/* agentd forgets conn; the agent sees it close once the worker has sent what it holds. */
+static void conn_end(struct bagent *b, struct bconn *c)
+{
+	if (!c->used)
+		return;
+	if (!c->via_worker || chan_send(b, MSG_CLOSE, c->id, NULL, 0, -1))
+		shutdown(c->fd, SHUT_RDWR);
+	close(c->fd);
+	c->fd = -1;
+	c->used = false;
+}
+
+/*
+ * agentd writes a reply on the agent's connection itself (one hop less than through the
+ * worker) unless reply bytes of that connection already wait in the worker; what the socket
+ * does not take at once goes to the worker, which sends it as the agent reads: agentd never
+ * blocks on an agent, and one writer at a time keeps the frames whole.
+ */
+static void send_frame(struct bagent *b, struct bconn *c, const char *frame, size_t len)
+{
+	ssize_t n = 0;
+
+	if (!c->via_worker) {
+		n = send(c->fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == (ssize_t)len || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return; /* sent, or the agent is gone (the worker will say so) */
+		if (n < 0)
+			n = 0;
+	}
+	if (chan_send(b, MSG_REPLY, c->id, frame + n, len - n, -1)) {
+		conn_end(b, c); /* a frame cut short: the stream is lost */
+		return;
+	}
+	c->via_worker = true;
+	c->handed += len - n;
+}
+
+static void reply(struct bagent *b, __u32 conn, json_t *doc)
+{
+	struct bconn *c = conn_get(b, conn);
+	size_t len;
+	char *frame;
+	int err;
+
+	if (!doc)
+		return;
+	err = c ? broker_frame_encode(doc, BROKER_REPLY_MAX, &frame, &len) : 0;
+	json_decref(doc);
+	if (err)
+		log_err("broker: encoding a reply: %s\n", strerror(-err));
+	if (!c || err)
+		return;
+	send_frame(b, c, frame, len);
+	free(frame);
 }
 
 static struct bconn *conn_new(struct bagent *b)
@@ -473,7 +516,7 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	/* agentd's pid in the name: a run left by an agentd before cannot collide. */
 	snprintf(cg, sizeof(cg), "%s/%s-%d-%llu", b->tools_cg, call->who.agent_name, (int)getpid(),
 		 (unsigned long long)++b->n_runs);
-	spec = (struct tool_spec){ cg, argv, env, t->timeout_sec, t->output_cap, &red };
+	spec = (struct tool_spec){ cg, argv, env, t->timeout_sec, t->output_cap, &red, b->nofile };
 	if (!err) {
 		err = tool_run_start(b->d->loop, &spec, call_done, call, &call->run);
 		if (err)
@@ -568,38 +611,80 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *text, siz
 	broker_request_free(&req);
 }
 
-static void on_refused(struct bagent *ba, struct bconn *c, const char *data, size_t len)
+/* The codes a worker may refuse a frame with; anything else is an impossible message. */
+static bool worker_code(const char *code)
+{
+	return !strcmp(code, BROKER_E_FRAME) || !strcmp(code, BROKER_E_JSON) ||
+	       !strcmp(code, BROKER_E_REQUEST) || !strcmp(code, BROKER_E_FAILED);
+}
+
+/* A frame the worker refused: agentd replies (and closes when the framing is lost), audits. */
+static int on_refused(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
 	struct bmsg_refused r;
 	struct caller who;
 
 	if (len != sizeof(r))
-		return;
+		return -EPROTO;
 	memcpy(&r, data, sizeof(r));
-	r.err.code[sizeof(r.err.code) - 1] = r.err.message[sizeof(r.err.message) - 1] = '\0';
+	if (!memchr(r.err.code, '\0', sizeof(r.err.code)) ||
+	    !memchr(r.err.message, '\0', sizeof(r.err.message)) || !worker_code(r.err.code) ||
+	    r.id < -1 || r.id > BROKER_ID_MAX || r.close > 1 ||
+	    r.len > BROKER_HDR + BROKER_REQUEST_MAX)
+		return -EPROTO;
+	if (!c)
+		return 0;
 	caller_of(ba, c, &who);
+	reply(ba, c->id, broker_reply_error(r.id, r.err.code, r.err.message));
 	audit_call(ba->b, &who, "?", false, r.len, r.sha256, NULL, 0, "outcome=%s reason=%s",
 		   r.err.code, r.err.message);
 	ba->refused++;
+	if (r.close)
+		conn_end(ba, c);
+	return 0;
 }
 
-static void message(struct bagent *ba, const struct bmsg *m, const char *data)
+/* Every reply byte handed to the worker for c is sent: agentd may write on c itself again. */
+static int on_drained(struct bconn *c, const char *data, size_t len)
+{
+	__u64 sent;
+
+	if (len != sizeof(sent))
+		return -EPROTO;
+	memcpy(&sent, data, sizeof(sent));
+	if (c && sent > c->handed)
+		return -EPROTO;
+	if (c && sent == c->handed)
+		c->via_worker = false;
+	return 0;
+}
+
+/* One message of the worker; -EPROTO for an impossible one. c is NULL for a connection agentd
+ * has forgotten (ended on its side while the worker's message was on its way). */
+static int message(struct bagent *ba, const struct bmsg *m, const char *data)
 {
 	struct bconn *c = conn_get(ba, m->conn);
 
-	if (!c)
-		return;
 	switch (m->type) {
 	case MSG_REQUEST:
-		on_request(ba, c, data, m->len);
-		break;
+		if (c)
+			on_request(ba, c, data, m->len);
+		return 0;
 	case MSG_REFUSED:
-		on_refused(ba, c, data, m->len);
-		break;
+		return on_refused(ba, c, data, m->len);
+	case MSG_DRAINED:
+		return on_drained(c, data, m->len);
 	case MSG_CLOSED:
-		c->used = false;
-		break;
+		if (m->len)
+			return -EPROTO;
+		if (c) {
+			close(c->fd);
+			c->fd = -1;
+			c->used = false;
+		}
+		return 0;
 	}
+	return -EPROTO;
 }
 
 /* fork and exec agentd-worker AGENT-ID with its end of a socketpair as fd BMSG_FD. */
@@ -667,7 +752,10 @@ static void worker_stop(struct bagent *ba, int *status)
 	ba->qtail = NULL;
 	ba->in_len = 0;
 	for (i = 0; i < BROKER_CONNS_MAX; i++)
-		ba->conns[i].used = false;
+		if (ba->conns[i].used) {
+			close(ba->conns[i].fd);
+			ba->conns[i].used = false;
+		}
 }
 
 /* The worker died (or misbehaved): a new one starts. */
@@ -723,7 +811,12 @@ static void on_chan(void *ctx, int fd, uint32_t events)
 		}
 		if (b->in_len - off - sizeof(m) < m.len)
 			break;
-		message(b, &m, b->in + off + sizeof(m));
+		if (message(b, &m, b->in + off + sizeof(m))) {
+			log_err("broker: agent %s's worker sent an impossible message (type %u)\n",
+				b->a->st.name, m.type);
+			worker_lost(b);
+			return;
+		}
 		off += sizeof(m) + m.len;
 	}
 	memmove(b->in, b->in + off, b->in_len - off);
@@ -871,7 +964,7 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 	struct bagent *ba = ctx;
 	struct bconn probe, *c;
 	char why[256];
-	int fd;
+	int fd, wfd;
 
 	(void)events;
 	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
@@ -889,9 +982,14 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 		}
 		probe.used = true;
 		probe.id = c->id;
+		probe.fd = fd;
 		*c = probe;
-		if (chan_send(ba, MSG_CONN, c->id, NULL, 0, fd))
+		/* The worker reads from its copy; agentd keeps this one to reply on. */
+		wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (wfd < 0 || chan_send(ba, MSG_CONN, c->id, NULL, 0, wfd)) {
+			close(fd);
 			c->used = false;
+		}
 	}
 }
 
@@ -1031,6 +1129,22 @@ static int find_worker(char *out, size_t outsz)
 	return access(out, X_OK) ? -errno : 0;
 }
 
+/* agentd keeps an fd per agent connection (up to BROKER_CONNS_MAX per agent). */
+static void more_fds(struct broker *b)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	b->nofile = rl.rlim_cur;
+	if (rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		log_warn("broker: raising RLIMIT_NOFILE to %llu: %s, ignoring\n",
+			 (unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 int broker_start(struct daemon *d)
 {
 	struct broker *b = calloc(1, sizeof(*b));
@@ -1039,6 +1153,8 @@ int broker_start(struct daemon *d)
 
 	if (!b)
 		return -ENOMEM;
+	b->nofile = RLIM_INFINITY;
+	more_fds(b);
 	b->d = d;
 	snprintf(ctl, sizeof(ctl), "%s", d->o->control);
 	dir = dirname(ctl);

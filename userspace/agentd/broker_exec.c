@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -183,6 +184,7 @@ static void on_events(void *ctx, int fd, uint32_t events)
 static void child(const struct tool_spec *spec, int out, int err)
 {
 	sigset_t none;
+	struct rlimit rl;
 	int null = open("/dev/null", O_RDONLY);
 
 	sigemptyset(&none);
@@ -192,6 +194,11 @@ static void child(const struct tool_spec *spec, int out, int err)
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(127);
 	syscall(SYS_close_range, 3U, ~0U, 0U);
+	/* agentd's raised fd limit stays agentd's (some tools walk every possible fd). */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && spec->nofile < rl.rlim_cur) {
+		rl.rlim_cur = spec->nofile;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	execve(spec->argv[0], spec->argv, spec->envp);
 	dprintf(2, "agentd broker: executing %s: %s\n", spec->argv[0], strerror(errno));
 	_exit(127);

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "broker_proto.h"
@@ -32,6 +33,7 @@ struct tool_spec {
 	unsigned timeout_sec;
 	size_t output_cap;
 	struct redactor *redactor; /* taken over (the secrets of the call) */
+	rlim_t nofile; /* the tool's RLIMIT_NOFILE soft limit: agentd's before it raised its own */
 };
 
 struct loop;

@@ -361,8 +361,13 @@ json_t *broker_reply_ok(long long id, int exit_code, struct broker_output out,
 
 json_t *broker_reply_error(long long id, const char *code, const char *message)
 {
-	return json_pack("{s:o, s:b, s:{s:s, s:s}}", "id", id_json(id), "ok", 0, "error", "code",
-			 code, "message", message);
+	/* A message may quote a cut key: made valid text like output. */
+	json_t *msg = text_json((struct broker_output){ message, strlen(message) });
+
+	if (!msg)
+		return NULL;
+	return json_pack("{s:o, s:b, s:{s:s, s:o}}", "id", id_json(id), "ok", 0, "error", "code",
+			 code, "message", msg);
 }
 
 static int reply_text(json_t *root, const char *key, char **out, size_t *len,

@@ -118,12 +118,13 @@ void broker_reply_free(struct broker_reply *r);
 enum bmsg_type {
 	/* root -> worker */
 	MSG_CONN = 1, /* a checked connection (the fd), known from now on as conn */
-	MSG_REPLY, /* a reply frame (header included) to send on conn */
-	MSG_CLOSE, /* close conn */
+	MSG_REPLY, /* reply bytes (whole frames, or the tail of one) to send on conn, in order */
+	MSG_CLOSE, /* close conn once what it holds for it is sent */
 	/* worker -> root */
 	MSG_REQUEST, /* a request in canonical JSON (no frame header) */
-	MSG_REFUSED, /* a frame the worker refused and answered: struct bmsg_refused */
-	MSG_CLOSED, /* the agent closed conn */
+	MSG_REFUSED, /* a frame the worker refused: struct bmsg_refused; root replies */
+	MSG_CLOSED, /* the agent closed conn (or the worker did) */
+	MSG_DRAINED, /* a __u64: every reply byte handed over for conn so far is sent */
 };
 
 struct bmsg {
@@ -135,9 +136,12 @@ struct bmsg {
 struct bmsg_refused {
 	__u64 len; /* of the refused payload */
 	unsigned char sha256[32];
-	long long id;
+	long long id; /* -1: none */
+	__u32 close; /* 1: the framing is lost; root replies, then closes conn */
+	__u32 pad;
 	struct broker_error err;
 };
+_Static_assert(sizeof(struct bmsg_refused) == 8 + 32 + 8 + 8 + 32 + 256, "bmsg_refused layout");
 
 #define BMSG_MAX (BROKER_HDR + BROKER_REPLY_MAX)
 #define BROKER_CONNS_MAX 256 /* connections of one agent */
