@@ -7,7 +7,7 @@
  * and confines itself with a seccomp filter that lets it read, write, poll and allocate, and
  * nothing else (no open, no socket, no exec). The agent's connections arrive over the channel
  * as SCM_RIGHTS, already checked by agentd; the worker frames and parses requests and passes
- * them back in canonical form, or what it refused and why. agentd writes the replies itself; the
+ * them back in a strict binary form (struct bmsg_request), or what it refused and why. agentd writes the replies itself; the
  * worker sends only what agentd hands it for agents that read slowly. One per agent, so that a
  * worker subverted by its agent's bytes can speak for that agent alone.
  */
@@ -153,22 +153,19 @@ static void request(struct worker *w, struct wconn *c, const char *payload, size
 {
 	struct broker_error err = { 0 };
 	struct broker_request req;
-	json_t *doc;
-	char *text;
+	size_t blen;
+	char *bin;
 
 	if (broker_request_parse(payload, len, &req, &err)) {
 		refuse(w, c, payload, len, req.id, &err);
 		return;
 	}
-	doc = broker_request_json(&req);
-	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	if (text)
-		to_root(w, MSG_REQUEST, c->id, text, strlen(text));
+	if (!broker_request_encode(&req, &bin, &blen))
+		to_root(w, MSG_REQUEST, c->id, bin, blen);
 	else
 		refuse(w, c, payload, len, req.id,
 		       &(struct broker_error){ BROKER_E_FAILED, "out of memory" });
-	free(text);
-	json_decref(doc);
+	free(bin);
 	broker_request_free(&req);
 }
 

@@ -556,8 +556,8 @@ static void builtin(struct bagent *ba, struct bconn *c, const struct broker_requ
 		   (unsigned long long)(now_ns() - t0) / 1000, t->builtin);
 }
 
-/* A request the worker passed on: checked again with the same codec, then the policy. */
-static void on_request(struct bagent *ba, struct bconn *c, const char *text, size_t len)
+/* A request the worker passed on: its binary form checked and decoded, then the policy. */
+static void on_request(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
 	struct broker *b = ba->b;
 	struct broker_error err = { 0 };
@@ -568,7 +568,7 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *text, siz
 	char *args = NULL, why[256];
 
 	b->n_calls++;
-	if (len > BROKER_REQUEST_MAX || broker_request_parse(text, len, &req, &err)) {
+	if (broker_request_decode(data, len, &req, &err)) {
 		refuse(ba, c, -1, "?", len, NULL, BROKER_E_REQUEST,
 		       "the worker's request is invalid");
 		return;
