@@ -240,8 +240,10 @@ static void new_conn(struct worker *w, __u32 id)
 	struct wconn *c;
 	int fd;
 
-	if (!w->nfdq)
+	if (!w->nfdq) { /* its fd was lost (the queue was full): agentd must let go of its copy */
+		to_root(w, MSG_CLOSED, id, NULL, 0);
 		return;
+	}
 	fd = w->fdq[0];
 	memmove(w->fdq, w->fdq + 1, --w->nfdq * sizeof(int));
 	c = calloc(1, sizeof(*c));
