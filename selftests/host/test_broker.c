@@ -47,6 +47,9 @@ static const char tools_json[] =
 	" {\"name\": \"big\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"yes | head -c 100000\"],\n"
 	"  \"output_cap\": 1000},\n"
+	" {\"name\": \"capped\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	"\"for i in 1 2 3 4 5 6 7 8; do sleep 2 & done; wait\"],\n"
+	"  \"limits\": {\"pids\": 4}},\n"
 	" {\"name\": \"flood\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"yes | head -c 600000\"],\n"
 	"  \"output_cap\": 600000},\n"
@@ -107,7 +110,7 @@ static struct env *setup_files(void)
 	    " {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
 	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
-	    "\"big\", \"loose\", \"absent\", \"hold\", \"flood\"]}\n",
+	    "\"big\", \"loose\", \"absent\", \"hold\", \"flood\", \"capped\"]}\n",
 	    0644);
 	put(the_env.policy_b,
 	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
@@ -622,6 +625,38 @@ TEST(broker_identity_and_malformed_frames)
 	if (audit_line(log, (const char *[]){ "\"agent_name\":\"t-b\"", "outcome=ok", NULL }))
 		FAIL("a call was recorded as agent t-b's");
 	expect_schema_valid(e);
+}
+
+/*
+ * A tool's limits hold on its cgroup, or the tool does not run: where cgroup v2 has the pids
+ * controller, the tool's forks past pids.max fail; where it does not (this kind of hybrid host),
+ * the call is refused, naming the limit, and the refusal is audited.
+ */
+TEST(broker_tool_limits_hold_or_the_tool_is_refused)
+{
+	static char log[1 << 20];
+	struct env *e = setup();
+	char out[16384];
+	const char *p;
+	bool have_pids;
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
+	p = strstr(out, "\"tool_limits_unavailable\"");
+	ASSERT(p);
+	have_pids = !strstr(p, "pids");
+	if (have_pids) {
+		ASSERT(call(e, out, sizeof(out), "t-a", e->env_a, "capped", NULL, NULL, NULL) !=
+		       125);
+		expect_in(out, "fork");
+	} else {
+		ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "capped", NULL, NULL, NULL),
+			  125);
+		expect_in(out, "\"code\":\"failed\"");
+		expect_in(out, "pids limit cannot be enforced here");
+	}
+	stop_and_read_audit(e, log, sizeof(log));
+	expect_audit(log, (const char *[]){ "\"name\":\"capped\"",
+					    have_pids ? "outcome=ok" : "outcome=failed", NULL });
 }
 
 /* agentd answers while a tool runs: a call made once another's tool is running comes back first. */

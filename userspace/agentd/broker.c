@@ -112,6 +112,7 @@ struct broker {
 	char rundir[PATH_MAX];
 	__u64 n_calls, n_runs;
 	rlim_t nofile; /* agentd's RLIMIT_NOFILE soft limit at start, the tools' */
+	char tools_missing[64]; /* controllers tool cgroups do not get here: "cpu, memory, pids" */
 };
 
 static struct broker *the_broker;
@@ -516,7 +517,8 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	/* agentd's pid in the name: a run left by an agentd before cannot collide. */
 	snprintf(cg, sizeof(cg), "%s/%s-%d-%llu", b->tools_cg, call->who.agent_name, (int)getpid(),
 		 (unsigned long long)++b->n_runs);
-	spec = (struct tool_spec){ cg, argv, env, t->timeout_sec, t->output_cap, &red, b->nofile };
+	spec = (struct tool_spec){ cg,	 argv,	    env,       t->timeout_sec, t->output_cap,
+				   &red, b->nofile, &t->limits };
 	if (!err) {
 		err = tool_run_start(b->d->loop, &spec, call_done, call, &call->run);
 		if (err)
@@ -528,6 +530,24 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	strv_free(argv, t->n_exec, false);
 	strv_free(env, n_env, true);
 	return err;
+}
+
+/* A limit of the tool's whose controller tool cgroups lack here: the call is refused (fail
+ * closed), with why. */
+static bool limits_unenforceable(const struct broker *b, const struct tool *t, char *why,
+				 size_t whysz)
+{
+	const char *what = t->limits.cpu_millicores && strstr(b->tools_missing, "cpu")	  ? "cpu"
+			   : t->limits.memory_bytes && strstr(b->tools_missing, "memory") ? "memory"
+			   : t->limits.pids && strstr(b->tools_missing, "pids")		  ? "pids"
+											  : NULL;
+
+	if (what)
+		snprintf(why, whysz,
+			 "the tool's %s limit cannot be enforced here (cgroup v2 has no %s "
+			 "controller): not run",
+			 what, what);
+	return what;
 }
 
 static const struct tool *granted(const struct agent *a, const char *name)
@@ -589,6 +609,8 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *data, siz
 	} else if (t->builtin) {
 		ba->calls++;
 		builtin(ba, c, &req, t, len, sha);
+	} else if (limits_unenforceable(b, t, why, sizeof(why))) {
+		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, why);
 	} else if (!(call = calloc(1, sizeof(*call)))) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, "out of memory");
 	} else {
@@ -1129,6 +1151,22 @@ static int find_worker(char *out, size_t outsz)
 	return access(out, X_OK) ? -errno : 0;
 }
 
+/* cpu, memory and pids for the tools' cgroups, where cgroup v2 has them. */
+static void tools_controllers(struct broker *b)
+{
+	int err = limits_enable(b->cgroot, b->tools_cg, b->tools_missing, sizeof(b->tools_missing));
+
+	if (err) {
+		log_warn("broker: enabling controllers for %s: %s; tools with limits are refused\n",
+			 b->tools_cg, strerror(-err));
+		snprintf(b->tools_missing, sizeof(b->tools_missing), "cpu, memory, pids");
+	} else if (b->tools_missing[0]) {
+		log_warn("broker: cgroup v2 offers no %s controller here: tools that declare "
+			 "such limits are refused\n",
+			 b->tools_missing);
+	}
+}
+
 /* agentd keeps an fd per agent connection (up to BROKER_CONNS_MAX per agent). */
 static void more_fds(struct broker *b)
 {
@@ -1174,6 +1212,8 @@ int broker_start(struct daemon *d)
 		err = -errno;
 	if (!err)
 		reap_leftovers(b->tools_cg);
+	if (!err)
+		tools_controllers(b);
 	if (!err)
 		err = mkdirs(b->rundir, 0711);
 	if (!err)
@@ -1338,6 +1378,7 @@ void broker_status_json(struct daemon *d, json_t *reply)
 	if (!b)
 		return;
 	json_object_set_new(reply, "broker",
-			    json_pack("{s:s, s:I, s:s}", "worker", b->worker_path, "requests",
-				      (json_int_t)b->n_calls, "tools_cgroup", b->tools_cg));
+			    json_pack("{s:s, s:I, s:s, s:s}", "worker", b->worker_path, "requests",
+				      (json_int_t)b->n_calls, "tools_cgroup", b->tools_cg,
+				      "tool_limits_unavailable", b->tools_missing));
 }

@@ -218,6 +218,18 @@ static int make_pipes(int out[2], int err[2])
 	return 0;
 }
 
+/* The tool's limits on its cgroup before it starts there; one that cannot hold stops the run. */
+static int set_limits(const char *cg, const struct limits *l)
+{
+	char missing[64];
+	int e;
+
+	if (!l->cpu_millicores && !l->memory_bytes && !l->pids)
+		return 0;
+	e = limits_apply(cg, l, missing, sizeof(missing));
+	return e ? e : missing[0] ? -EOPNOTSUPP : 0;
+}
+
 static int spawn(struct tool_run *r, const struct tool_spec *spec)
 {
 	int cgfd, out[2], err[2], e;
@@ -303,7 +315,9 @@ int tool_run_start(struct loop *l, const struct tool_spec *spec, tool_done_fn do
 		e = -errno;
 		goto fail;
 	}
-	e = spawn(r, spec);
+	e = set_limits(r->cgroup, spec->limits);
+	if (!e)
+		e = spawn(r, spec);
 	if (!e)
 		e = watch(r, spec);
 	if (e) {

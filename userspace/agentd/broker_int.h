@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "broker_proto.h"
+#include "cglimits.h"
 #include "redact.h"
 
 /* A tool run: argv and env built, then watched in the daemon's loop until it is done. */
@@ -34,6 +35,7 @@ struct tool_spec {
 	size_t output_cap;
 	struct redactor *redactor; /* taken over (the secrets of the call) */
 	rlim_t nofile; /* the tool's RLIMIT_NOFILE soft limit: agentd's before it raised its own */
+	const struct limits *limits; /* on the run's cgroup; one that cannot be set fails the run */
 };
 
 struct loop;
