@@ -329,7 +329,7 @@ static int measure(struct bench *b, const char *label, const char *tool, int age
 }
 
 /* 16 agents at rate calls/s each, calls in all; prints p50, p99, p99.9 and the rate achieved. */
-static int measure_open(struct bench *b, int rate, int calls)
+static int measure_open(struct bench *b, bool audit_log, int rate, int calls)
 {
 	int per = calls / AGENTS, i, status, bad = 0;
 	size_t total = (size_t)per * AGENTS;
@@ -363,18 +363,18 @@ static int measure_open(struct bench *b, int rate, int calls)
 		return -1;
 	}
 	qsort(lat, total, sizeof(float), cmp_float);
-	printf("noop, open loop %2d x %4d/s   %7zu calls  p50 %7.1f us  p99 %7.1f us  p99.9 %7.1f "
+	printf("noop, open %2d x %4d/s, %-12s %7zu calls  p50 %7.1f us  p99 %7.1f us  p99.9 %7.1f "
 	       "us  %8.0f calls/s (asked %d)\n",
-	       AGENTS, rate, total, lat[total / 2], lat[total * 99 / 100], lat[total * 999 / 1000],
-	       total / (t / 1e6), AGENTS * rate);
+	       AGENTS, rate, audit_log ? "audit log" : "no audit log", total, lat[total / 2],
+	       lat[total * 99 / 100], lat[total * 999 / 1000], total / (t / 1e6), AGENTS * rate);
 	fflush(stdout);
 	munmap(lat, sizeof(float) * total);
 	return 0;
 }
 
 /*
- * One daemon: 16 agents, the noop from 1 and from 16 (closed loop), /bin/true from 1 and the
- * noop in open loop at each rate (with the log only).
+ * One daemon: 16 agents, the noop from 1 and from 16 (closed loop), /bin/true from 1 (with the
+ * log only), the noop in open loop at each rate.
  */
 static int one_daemon(int calls, bool audit_log)
 {
@@ -397,8 +397,8 @@ static int one_daemon(int calls, bool audit_log)
 	if (!err && audit_log)
 		err = measure(&b, "/bin/true, audit log", "true", 1,
 			      calls < EXEC_CALLS ? calls : EXEC_CALLS);
-	for (i = 0; !err && audit_log && i < (int)(sizeof(open_rates) / sizeof(open_rates[0])); i++)
-		err = measure_open(&b, open_rates[i], calls);
+	for (i = 0; !err && i < (int)(sizeof(open_rates) / sizeof(open_rates[0])); i++)
+		err = measure_open(&b, audit_log, open_rates[i], calls);
 	for (i = 0; i < AGENTS; i++) {
 		snprintf(name, sizeof(name), "b%d", i);
 		agentctl(&b, "rm", name);
