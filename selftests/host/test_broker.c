@@ -47,6 +47,8 @@ static const char tools_json[] =
 	" {\"name\": \"big\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"yes | head -c 100000\"],\n"
 	"  \"output_cap\": 1000},\n"
+	" {\"name\": \"nobody\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	"\"id -u; id -G; cat /proc/self/status | grep ^CapEff\"], \"uid\": 65534},\n"
 	" {\"name\": \"capped\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"for i in 1 2 3 4 5 6 7 8; do sleep 2 & done; wait\"],\n"
 	"  \"limits\": {\"pids\": 4}},\n"
@@ -110,7 +112,7 @@ static struct env *setup_files(void)
 	    " {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
 	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
-	    "\"big\", \"loose\", \"absent\", \"hold\", \"flood\", \"capped\"]}\n",
+	    "\"big\", \"loose\", \"absent\", \"hold\", \"flood\", \"capped\", \"nobody\"]}\n",
 	    0644);
 	put(the_env.policy_b,
 	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
@@ -657,6 +659,16 @@ TEST(broker_tool_limits_hold_or_the_tool_is_refused)
 	stop_and_read_audit(e, log, sizeof(log));
 	expect_audit(log, (const char *[]){ "\"name\":\"capped\"",
 					    have_pids ? "outcome=ok" : "outcome=failed", NULL });
+}
+
+/* A tool with a uid runs as that uid, its gid and no other group, without capabilities. */
+TEST(broker_tool_runs_as_its_uid)
+{
+	struct env *e = setup();
+	char out[16384];
+
+	ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "nobody", NULL, NULL, NULL), 0);
+	expect_in(out, "\"stdout\":\"65534\\n65534\\nCapEff:\\t0000000000000000\\n\"");
 }
 
 /* agentd answers while a tool runs: a call made once another's tool is running comes back first. */

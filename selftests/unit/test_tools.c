@@ -139,6 +139,43 @@ static void at(const char *doc, const char *ptr, int want_line, int want_col)
 		FAIL("%s at %d:%d, expected %d:%d", ptr, line, col, want_line, want_col);
 }
 
+/* A tool's ids: gid defaults to the uid; root and builtins refused. */
+TEST(tools_ids)
+{
+	static const char json[] =
+		"{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"exec\": "
+		"[\"/bin/true\"], "
+		"\"uid\": 1000},\n"
+		" {\"name\": \"b\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"], \"uid\": "
+		"7, "
+		"\"gid\": 8},\n"
+		" {\"name\": \"c\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"]}]}";
+	static const char head[] = "{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", "
+				   "\"exec\": [\"/bin/true\"], ";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	char doc[512];
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), 0);
+	ASSERT_EQ(tools_find(reg, "a")->uid, 1000);
+	ASSERT_EQ(tools_find(reg, "a")->gid, 1000);
+	ASSERT_EQ(tools_find(reg, "b")->uid, 7);
+	ASSERT_EQ(tools_find(reg, "b")->gid, 8);
+	ASSERT_EQ(tools_find(reg, "c")->uid, 0);
+	tools_free(reg);
+	snprintf(doc, sizeof(doc), "%s\"uid\": 0}]}", head);
+	refused(doc, "/tools/0/uid: expected an id from 1 to 4294967294; found 0");
+	snprintf(doc, sizeof(doc), "%s\"uid\": 4294967295}]}", head);
+	refused(doc, "/tools/0/uid: expected an id from 1 to 4294967294");
+	snprintf(doc, sizeof(doc), "%s\"uid\": \"nobody\"}]}", head);
+	refused(doc, "/tools/0/uid: expected an integer id");
+	snprintf(doc, sizeof(doc), "%s\"gid\": 5}]}", head);
+	refused(doc, "/tools/0: a gid without a uid");
+	refused("{\"tools\": [{\"name\": \"n\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"uid\": 4}]}",
+		"/tools/0/uid: a builtin runs in agentd: it takes no uid");
+}
+
 /* Per-tool limits: parsed as a policy's, refused with their place when wrong. */
 TEST(tools_limits)
 {

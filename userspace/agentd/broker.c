@@ -517,8 +517,8 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	/* agentd's pid in the name: a run left by an agentd before cannot collide. */
 	snprintf(cg, sizeof(cg), "%s/%s-%d-%llu", b->tools_cg, call->who.agent_name, (int)getpid(),
 		 (unsigned long long)++b->n_runs);
-	spec = (struct tool_spec){ cg,	 argv,	    env,       t->timeout_sec, t->output_cap,
-				   &red, b->nofile, &t->limits };
+	spec = (struct tool_spec){ cg,	 argv,	    env,	t->timeout_sec, t->output_cap,
+				   &red, b->nofile, &t->limits, t->uid,		t->gid };
 	if (!err) {
 		err = tool_run_start(b->d->loop, &spec, call_done, call, &call->run);
 		if (err)

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,13 @@ static void child(const struct tool_spec *spec, int out, int err)
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && spec->nofile < rl.rlim_cur) {
 		rl.rlim_cur = spec->nofile;
 		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* The registry's ids, and no group of root's: every capability goes with the uid. */
+	if (spec->uid && (setgroups(0, NULL) || setresgid(spec->gid, spec->gid, spec->gid) ||
+			  setresuid(spec->uid, spec->uid, spec->uid))) {
+		dprintf(2, "agentd broker: running %s as %u:%u: %s\n", spec->argv[0], spec->uid,
+			spec->gid, strerror(errno));
+		_exit(127);
 	}
 	execve(spec->argv[0], spec->argv, spec->envp);
 	dprintf(2, "agentd broker: executing %s: %s\n", spec->argv[0], strerror(errno));

@@ -36,6 +36,7 @@ struct tool_spec {
 	struct redactor *redactor; /* taken over (the secrets of the call) */
 	rlim_t nofile; /* the tool's RLIMIT_NOFILE soft limit: agentd's before it raised its own */
 	const struct limits *limits; /* on the run's cgroup; one that cannot be set fails the run */
+	unsigned int uid, gid; /* 0: run as root; else these, with no supplementary groups */
 };
 
 struct loop;

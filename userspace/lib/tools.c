@@ -12,9 +12,9 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",    "effect",  "exec",	     "builtin",
-					 "args",    "timeout", "output_cap", "env",
-					 "secrets", "limits",  NULL };
+static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin", "args",
+					 "timeout", "output_cap", "env",  "secrets", "limits",
+					 "uid",	    "gid",	  NULL };
 static const char *const limit_keys[] = { "cpu", "memory", "pids", NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
@@ -447,6 +447,32 @@ static void parse_limits(struct ctx *c, const char *at, const json_t *o, struct 
 		l->pids = json_integer_value(e);
 }
 
+/* "uid" and "gid" (default: the uid): the ids an exec tool runs as, instead of root. */
+static void parse_ids(struct ctx *c, const char *ptr, const json_t *o, struct tool *t, bool builtin)
+{
+	static const char *const keys[] = { "uid", "gid" };
+	unsigned int *ids[] = { &t->uid, &t->gid };
+	char at[JPTR_MAX], found[80];
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		v = field(c, ptr, o, keys[i], JSON_INTEGER, "an integer id", at);
+		if (v && builtin)
+			jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no %s",
+				 keys[i]);
+		else if (v && (json_integer_value(v) < 1 || json_integer_value(v) > TOOL_ID_MAX))
+			jdoc_err(c->errs, c->d, at, "expected an id from 1 to %u; found %s",
+				 TOOL_ID_MAX, jdoc_found(v, found, sizeof(found)));
+		else if (v)
+			*ids[i] = (unsigned int)json_integer_value(v);
+	}
+	if (t->gid && !t->uid)
+		jdoc_err(c->errs, c->d, ptr, "a gid without a uid: the tool would keep root's uid");
+	if (t->uid && !t->gid)
+		t->gid = t->uid;
+}
+
 static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
 {
 	char at[JPTR_MAX], found[80];
@@ -514,6 +540,7 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 	if (v)
 		t->secrets = string_list(c, at, v, &t->n_secrets, env_name_ok,
 					 "a variable name matching [A-Z_][A-Z0-9_]*");
+	parse_ids(c, ptr, o, t, has_builtin);
 	v = field(c, ptr, o, "limits", JSON_OBJECT, "an object", at);
 	if (v && has_builtin)
 		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no limits");
