@@ -2,15 +2,20 @@
 /*
  * The tool broker's round trip, natively: a real agentd (--allow-partial) with 16 agents, a
  * client in each agent's cgroup calling over its own socket (agent -> worker -> agentd ->
- * worker -> agent, audit record included), one call in flight per client. Prints p50 and p99:
- * the builtin noop from 1 agent and from 16 at once (100,000 calls each way), and an exec of
- * /bin/true (a fork, a cgroup, an exec, a reap, a rmdir per call). Usage: bench_broker [CALLS]
- * (as root).
+ * agent, audit record included). Prints p50 and p99 of:
+ * - closed loop, one call in flight per client: the builtin noop from 1 agent and from 16 at
+ *   once (CALLS calls each way; with 16, queueing on the machine's cores), and an exec of
+ *   /bin/true (a fork, a cgroup, an exec, a reap, a rmdir per call);
+ * - open loop: 16 agents each sending the noop at a fixed rate whatever is in flight (replies
+ *   matched by id), each call timed from the time it was due to be sent, so that a stall counts
+ *   for every call it delays (no coordinated omission); CALLS calls per rate.
+ * Usage: bench_broker [CALLS] (as root).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,8 @@
 
 #define AGENTS 16
 #define EXEC_CALLS 1000
+/* Open loop: calls per second of each of the 16 agents. */
+static const int open_rates[] = { 250, 500, 750 };
 
 struct bench {
 	char bin[PATH_MAX], dir[64], pins[PATH_MAX], cgroup[PATH_MAX], control[PATH_MAX];
@@ -158,19 +165,30 @@ static void stop(struct bench *b)
 		fprintf(stderr, "bench_broker: cleaning up %s\n", b->dir);
 }
 
-/* In agent i's cgroup: n calls of tool, one at a time; latencies (µs) into lat. */
-static int client(struct bench *b, int i, const char *tool, int n, float *lat)
+static int connect_agent(struct bench *b, int i)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char req[128], buf[4096];
-	size_t len, plen;
-	int fd, k, r, c;
-	ssize_t got;
-	double t0;
+	int fd;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/run/agents/b%d/tool.sock", b->dir, i);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* In agent i's cgroup: n calls of tool, one at a time; latencies (µs) into lat. */
+static int client(struct bench *b, int i, const char *tool, int n, float *lat)
+{
+	char req[128], buf[4096];
+	size_t len, plen;
+	int fd = connect_agent(b, i), k, r, c;
+	ssize_t got;
+	double t0;
+
+	if (fd < 0)
 		return 2;
 	len = snprintf(req + 4, sizeof(req) - 4, "{\"id\": 1, \"tool\": \"%s\"}", tool);
 	req[0] = req[1] = 0, req[2] = (char)(len >> 8), req[3] = (char)len;
@@ -186,6 +204,78 @@ static int client(struct bench *b, int i, const char *tool, int n, float *lat)
 		lat[k] = (float)(now_us() - t0);
 	}
 	close(fd);
+	return 0;
+}
+
+/* The id of a noop's ok reply (canonical JSON: {"exit":0,"id":N,"ok":true,...}); -1 if none. */
+static long reply_id(const char *p, size_t n)
+{
+	const char *id = memmem(p, n, "\"id\":", 5);
+
+	if (!id || !memmem(p, n, "\"ok\":true", 9))
+		return -1;
+	return strtol(id + 5, NULL, 10);
+}
+
+/*
+ * Open loop, in agent i's cgroup: call k is due at start + (k + i / AGENTS) / rate seconds and
+ * is sent then (or as soon as the client can, if it is behind), whatever is in flight; its
+ * latency runs from when it was due to its whole reply.
+ */
+static int open_client(struct bench *b, int i, int n, int rate, double start, float *lat)
+{
+	static char buf[1 << 16];
+	char req[128];
+	double *due = calloc(n, sizeof(*due)), t;
+	struct pollfd pfd = { .events = POLLIN };
+	size_t len = 0, plen;
+	int sent = 0, done = 0, c;
+	struct timespec ts;
+	ssize_t got;
+	long id, wait;
+
+	pfd.fd = connect_agent(b, i);
+	if (pfd.fd < 0 || !due)
+		return 2;
+	for (c = 0; c < n; c++)
+		due[c] = start + (c + (double)i / AGENTS) * 1e6 / rate;
+	while (done < n) {
+		t = now_us();
+		while (sent < n && due[sent] <= t) {
+			size_t l = snprintf(req + 4, sizeof(req) - 4,
+					    "{\"id\": %d, \"tool\": \"noop\"}", sent);
+
+			req[0] = req[1] = 0, req[2] = (char)(l >> 8), req[3] = (char)l;
+			if (send(pfd.fd, req, l + 4, MSG_NOSIGNAL) != (ssize_t)(l + 4))
+				return 3;
+			sent++;
+		}
+		/* Sleep until the next call is due or a reply comes (no spinning: 16 clients
+		 * share the cores with agentd). */
+		wait = sent < n ? (long)((due[sent] - now_us()) * 1000) : 1000000000L;
+		ts = (struct timespec){ wait / 1000000000L, wait % 1000000000L };
+		if (ppoll(&pfd, 1, wait > 0 ? &ts : &(struct timespec){ 0 }, NULL) < 0)
+			return 4;
+		if (!(pfd.revents & POLLIN))
+			continue;
+		got = recv(pfd.fd, buf + len, sizeof(buf) - len, MSG_DONTWAIT);
+		if (got <= 0)
+			return 4;
+		len += got;
+		t = now_us();
+		while ((c = broker_frame_check(buf, len, sizeof(buf) - 4, &plen)) == 1) {
+			id = reply_id(buf + 4, plen);
+			if (id < 0 || id >= sent)
+				return 5;
+			lat[done++] = (float)(t - due[id]);
+			memmove(buf, buf + 4 + plen, len - 4 - plen);
+			len -= 4 + plen;
+		}
+		if (c < 0)
+			return 5;
+	}
+	close(pfd.fd);
+	free(due);
 	return 0;
 }
 
@@ -238,7 +328,54 @@ static int measure(struct bench *b, const char *label, const char *tool, int age
 	return 0;
 }
 
-/* One daemon: 16 agents, the noop from 1 and from 16, /bin/true from 1 (with the log only). */
+/* 16 agents at rate calls/s each, calls in all; prints p50, p99, p99.9 and the rate achieved. */
+static int measure_open(struct bench *b, bool audit_log, int rate, int calls)
+{
+	int per = calls / AGENTS, i, status, bad = 0;
+	size_t total = (size_t)per * AGENTS;
+	float *lat = mmap(NULL, sizeof(float) * total, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char cg[PATH_MAX + 16];
+	pid_t pids[AGENTS];
+	double start = now_us() + 200000, t; /* every client connected by then */
+
+	if (lat == MAP_FAILED)
+		return -1;
+	for (i = 0; i < AGENTS; i++) {
+		int cgfd;
+
+		snprintf(cg, sizeof(cg), "%s/b%d", b->cgroup, i);
+		cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		pids[i] = cgfd < 0 ? -1 : cgroup_fork_into(cgfd);
+		if (pids[i] == 0)
+			_exit(open_client(b, i, per, rate, start, lat + (size_t)i * per));
+		if (cgfd >= 0)
+			close(cgfd);
+	}
+	for (i = 0; i < AGENTS; i++)
+		if (pids[i] < 0 || waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			bad++;
+	t = now_us() - start;
+	if (bad) {
+		fprintf(stderr, "bench_broker: %d open-loop clients failed\n", bad);
+		munmap(lat, sizeof(float) * total);
+		return -1;
+	}
+	qsort(lat, total, sizeof(float), cmp_float);
+	printf("noop, open %2d x %4d/s, %-12s %7zu calls  p50 %7.1f us  p99 %7.1f us  p99.9 %7.1f "
+	       "us  %8.0f calls/s (asked %d)\n",
+	       AGENTS, rate, audit_log ? "audit log" : "no audit log", total, lat[total / 2],
+	       lat[total * 99 / 100], lat[total * 999 / 1000], total / (t / 1e6), AGENTS * rate);
+	fflush(stdout);
+	munmap(lat, sizeof(float) * total);
+	return 0;
+}
+
+/*
+ * One daemon: 16 agents, the noop from 1 and from 16 (closed loop), /bin/true from 1 (with the
+ * log only), the noop in open loop at each rate.
+ */
 static int one_daemon(int calls, bool audit_log)
 {
 	struct bench b = { 0 };
@@ -260,6 +397,8 @@ static int one_daemon(int calls, bool audit_log)
 	if (!err && audit_log)
 		err = measure(&b, "/bin/true, audit log", "true", 1,
 			      calls < EXEC_CALLS ? calls : EXEC_CALLS);
+	for (i = 0; !err && i < (int)(sizeof(open_rates) / sizeof(open_rates[0])); i++)
+		err = measure_open(&b, audit_log, open_rates[i], calls);
 	for (i = 0; i < AGENTS; i++) {
 		snprintf(name, sizeof(name), "b%d", i);
 		agentctl(&b, "rm", name);

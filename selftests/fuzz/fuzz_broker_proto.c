@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: broker frames as the worker reads them from an agent (framing, request
- * parse, the canonical re-encoding and its re-parse that the root side does), the schema check
+ * parse, the canonical re-encoding), the binary request the worker passes to agentd (encoded
+ * from what parsed, and decoded from raw bytes as agentd decodes a worker's), the schema check
  * against a fixed tool, and replies as agent-tool reads them.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "broker_proto.h"
 
 static struct tool_arg args[] = {
@@ -21,6 +23,39 @@ static struct tool_arg args[] = {
 };
 static const struct tool tool = { .name = "t", .args = args, .n_args = 4 };
 
+/* What the worker sends decodes in agentd to the same request. */
+static void binary_round_trip(const struct broker_request *req)
+{
+	struct broker_error err = { 0 };
+	struct broker_request back;
+	size_t blen;
+	char *bin;
+
+	if (broker_request_encode(req, &bin, &blen))
+		return;
+	if (broker_request_decode(bin, blen, &back, &err) || back.id != req->id ||
+	    strcmp(back.tool, req->tool) || !json_equal(back.args, req->args))
+		abort();
+	broker_request_free(&back);
+	free(bin);
+}
+
+/* Raw bytes as a worker's MSG_REQUEST: what decodes has one encoding, the bytes given. */
+static void binary_raw(const uint8_t *data, size_t size)
+{
+	struct broker_error err = { 0 };
+	struct broker_request req;
+	size_t blen;
+	char *bin;
+
+	if (broker_request_decode(data, size, &req, &err))
+		return;
+	if (broker_request_encode(&req, &bin, &blen) || blen != size || memcmp(bin, data, size))
+		abort();
+	free(bin);
+	broker_request_free(&req);
+}
+
 static void request(const char *payload, size_t len)
 {
 	struct broker_request req, again;
@@ -31,6 +66,7 @@ static void request(const char *payload, size_t len)
 
 	if (broker_request_parse(payload, len, &req, &err))
 		return;
+	binary_round_trip(&req);
 	broker_args_check(&tool, req.args, &err);
 	doc = broker_request_json(&req);
 	if (doc && !broker_frame_encode(doc, BROKER_REQUEST_MAX, &frame, &flen)) {
@@ -54,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		request((const char *)data + BROKER_HDR, n);
 	else
 		request((const char *)data, size);
+	binary_raw(data, size);
 	if (!broker_reply_parse((const char *)data, size, &r))
 		broker_reply_free(&r);
 	return 0;

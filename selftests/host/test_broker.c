@@ -47,6 +47,14 @@ static const char tools_json[] =
 	" {\"name\": \"big\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"yes | head -c 100000\"],\n"
 	"  \"output_cap\": 1000},\n"
+	" {\"name\": \"nobody\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	"\"id -u; id -G; cat /proc/self/status | grep ^CapEff\"], \"uid\": 65534},\n"
+	" {\"name\": \"capped\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	"\"for i in 1 2 3 4 5 6 7 8; do sleep 2 & done; wait\"],\n"
+	"  \"limits\": {\"pids\": 4}},\n"
+	" {\"name\": \"flood\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	"\"yes | head -c 600000\"],\n"
+	"  \"output_cap\": 600000},\n"
 	" {\"name\": \"loose\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"], "
 	"\"secrets\": [\"LOOSE\"]},\n"
 	" {\"name\": \"absent\", \"effect\": \"observe\", \"exec\": [\"/nonexistent/tool\"]},\n"
@@ -104,7 +112,7 @@ static struct env *setup_files(void)
 	    " {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
 	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
 	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
-	    "\"big\", \"loose\", \"absent\", \"hold\"]}\n",
+	    "\"big\", \"loose\", \"absent\", \"hold\", \"flood\", \"capped\", \"nobody\"]}\n",
 	    0644);
 	put(the_env.policy_b,
 	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
@@ -483,6 +491,72 @@ static int raw_calls(void *arg)
 	return 0;
 }
 
+/* One reply frame of up to cap bytes, parsed into r; false on EOF, a silence of 10 s, or junk. */
+static bool read_reply(int fd, char *buf, size_t cap, struct broker_reply *r)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t len = 0, n = 0;
+	ssize_t got;
+
+	/* One frame at a time: never read past it (the next one stays in the socket). */
+	while (broker_frame_check(buf, len, cap - 4, &n) != 1) {
+		size_t want = len < 4 ? 4 - len : 4 + n - len;
+
+		if (poll(&pfd, 1, 10000) <= 0)
+			return false;
+		got = recv(fd, buf + len, want, 0);
+		if (got <= 0)
+			return false;
+		len += got;
+	}
+	return !broker_reply_parse(buf + 4, n, r);
+}
+
+/*
+ * Replies larger than the socket takes at once (agentd writes what fits, its worker the rest),
+ * several in flight on one connection with a small one among them: every frame arrives whole.
+ */
+static int slow_reader(void *arg)
+{
+	static char buf[2 << 20];
+	const struct raw *rw = arg;
+	struct broker_reply r;
+	unsigned seen = 0;
+	int fd = connect_to(rw->sock_a), i;
+
+	CHECK(1, fd >= 0);
+	CHECK(2, send_json(fd, "{\"id\": 1, \"tool\": \"flood\"}"));
+	CHECK(3, send_json(fd, "{\"id\": 2, \"tool\": \"flood\"}"));
+	CHECK(4, send_json(fd, "{\"id\": 3, \"tool\": \"noop\"}"));
+	CHECK(5, send_json(fd, "{\"id\": 4, \"tool\": \"flood\"}"));
+	for (i = 0; i < 4; i++) {
+		CHECK(10 + i, read_reply(fd, buf, sizeof(buf), &r));
+		CHECK(20 + i, r.ok && r.id >= 1 && r.id <= 4 && !(seen & (1U << r.id)));
+		seen |= 1U << r.id;
+		CHECK(30 + i, r.out_len == (r.id == 3 ? 0 : 600000) && !r.truncated);
+		broker_reply_free(&r);
+	}
+	/* After the backlog, the connection still serves. */
+	CHECK(40, send_json(fd, "{\"id\": 5, \"tool\": \"noop\"}"));
+	CHECK(41, read_reply(fd, buf, sizeof(buf), &r) && r.ok && r.id == 5);
+	broker_reply_free(&r);
+	close(fd);
+	return 0;
+}
+
+TEST(broker_large_replies_in_flight_arrive_whole)
+{
+	struct env *e = setup();
+	struct raw r = { e->sock_a, e->sock_b };
+	char cg_a[PATH_MAX + 8];
+	int step;
+
+	snprintf(cg_a, sizeof(cg_a), "%s/t-a", e->cgroup);
+	step = run_in_cgroup(cg_a, slow_reader, &r, NULL);
+	if (step)
+		FAIL("large replies, step %d", step);
+}
+
 /* The worker: ids of its own, no capabilities, no new privileges, seccomp filtering. */
 static void expect_worker_confined(void)
 {
@@ -553,6 +627,48 @@ TEST(broker_identity_and_malformed_frames)
 	if (audit_line(log, (const char *[]){ "\"agent_name\":\"t-b\"", "outcome=ok", NULL }))
 		FAIL("a call was recorded as agent t-b's");
 	expect_schema_valid(e);
+}
+
+/*
+ * A tool's limits hold on its cgroup, or the tool does not run: where cgroup v2 has the pids
+ * controller, the tool's forks past pids.max fail; where it does not (this kind of hybrid host),
+ * the call is refused, naming the limit, and the refusal is audited.
+ */
+TEST(broker_tool_limits_hold_or_the_tool_is_refused)
+{
+	static char log[1 << 20];
+	struct env *e = setup();
+	char out[16384];
+	const char *p;
+	bool have_pids;
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
+	p = strstr(out, "\"tool_limits_unavailable\"");
+	ASSERT(p);
+	have_pids = !strstr(p, "pids");
+	if (have_pids) {
+		ASSERT(call(e, out, sizeof(out), "t-a", e->env_a, "capped", NULL, NULL, NULL) !=
+		       125);
+		expect_in(out, "fork");
+	} else {
+		ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "capped", NULL, NULL, NULL),
+			  125);
+		expect_in(out, "\"code\":\"failed\"");
+		expect_in(out, "pids limit cannot be enforced here");
+	}
+	stop_and_read_audit(e, log, sizeof(log));
+	expect_audit(log, (const char *[]){ "\"name\":\"capped\"",
+					    have_pids ? "outcome=ok" : "outcome=failed", NULL });
+}
+
+/* A tool with a uid runs as that uid, its gid and no other group, without capabilities. */
+TEST(broker_tool_runs_as_its_uid)
+{
+	struct env *e = setup();
+	char out[16384];
+
+	ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "nobody", NULL, NULL, NULL), 0);
+	expect_in(out, "\"stdout\":\"65534\\n65534\\nCapEff:\\t0000000000000000\\n\"");
 }
 
 /* agentd answers while a tool runs: a call made once another's tool is running comes back first. */

@@ -264,12 +264,19 @@ static int wait_seen(int *counter, int want)
 	return seen(counter);
 }
 
+static const char *idle_timeout; /* --proxy-idle-timeout for the test's agentd; NULL: default */
+
 static void start_agentd(struct px *e)
 {
 	const char *ready[] = { "agentd: ready", NULL };
 	char *argv[] = { "agentd",	"--control",	   e->control,	"--state-dir", e->state,
 			 "--audit-dir", e->audit,	   "--pin-dir", e->pins,       "--cgroup",
-			 e->cgroup,	"--allow-partial", NULL };
+			 e->cgroup,	"--allow-partial", NULL,	NULL,	       NULL };
+
+	if (idle_timeout) {
+		argv[12] = "--proxy-idle-timeout";
+		argv[13] = (char *)idle_timeout;
+	}
 
 	e->agentd = proc_start(argv);
 	if (!proc_wait_line(e->agentd, 20000, ready))
@@ -753,6 +760,80 @@ TEST(proxy_agent_removal_cuts_its_tunnels)
 	ASSERT_EQ(recv(pfd.fd, buf, sizeof(buf), 0), 0);
 	close(pfd.fd);
 	audit_line(e, "allowed.test", "allow", "down=0");
+}
+
+/* A tunnel silent both ways for the idle timeout is closed, and its record says why. */
+TEST(proxy_closes_an_idle_tunnel)
+{
+	static const char req[] = "CONNECT allowed.test:8080 HTTP/1.1\r\n\r\n";
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct pollfd pfd = { .events = POLLIN };
+	char buf[256];
+	size_t len = 0;
+	struct px *e;
+	ssize_t n = -1;
+
+	idle_timeout = "1";
+	e = setup();
+	sa.sin_port = htons(e->port);
+	pfd.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_OK(pfd.fd);
+	ASSERT_OK(connect(pfd.fd, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_EQ(send(pfd.fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (long)sizeof(req) - 1);
+	while (len < sizeof(ok) - 1 && poll(&pfd, 1, 10000) == 1 &&
+	       (n = recv(pfd.fd, buf + len, sizeof(ok) - 1 - len, 0)) > 0)
+		len += n;
+	ASSERT_EQ(len, sizeof(ok) - 1);
+	ASSERT_EQ(wait_seen(&e->seen->public_conns, 1), 1);
+	/* Nothing sent either way (the server waits for a request): the proxy ends it. */
+	while (poll(&pfd, 1, 20000) == 1 && (n = recv(pfd.fd, buf, sizeof(buf), 0)) > 0)
+		;
+	ASSERT_EQ(n, 0);
+	close(pfd.fd);
+	audit_line(e, "allowed.test", "allow", "why=idle-timeout");
+}
+
+/* agentd with one bad --proxy-idle-timeout: its exit status, its stderr in out. */
+static int agentd_bad_option(const char *value, char *out, size_t outsz)
+{
+	char path[PATH_MAX];
+	size_t len = 0;
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/agentd", test_bin_dir());
+	ASSERT_OK(pipe2(p, O_CLOEXEC));
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		dup2(p[1], STDERR_FILENO);
+		execl(path, "agentd", "--proxy-idle-timeout", value, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while (len < outsz - 1 && (n = read(p[0], out + len, outsz - 1 - len)) > 0)
+		len += n;
+	out[len] = '\0';
+	close(p[0]);
+	ASSERT_OK(waitpid(pid, &status, 0));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Bad values of the option are refused, naming it, before anything starts. */
+TEST(proxy_idle_timeout_option_is_checked)
+{
+	static const char *const bad[] = { "0", "86401", "-1", "1s", "", NULL };
+	char out[4096];
+	size_t i;
+
+	for (i = 0; bad[i]; i++) {
+		ASSERT_EQ(agentd_bad_option(bad[i], out, sizeof(out)), 2);
+		if (!strstr(out, "--proxy-idle-timeout") || !strstr(out, "1 to 86400"))
+			FAIL("agentd --proxy-idle-timeout \"%s\": %s", bad[i], out);
+	}
 }
 
 /* agentctl run gives the agent its proxy (and nothing on loopback goes through it). */

@@ -2,7 +2,8 @@
 /*
  * VM tier: the kernel side of the broker's sockets. With BPF LSM, a process of agent A cannot
  * even connect to agent B's broker socket, nor to agentd's control socket
- * (lsm/unix_stream_connect, EPERM, audited), and still reaches its own and is served.
+ * (lsm/unix_stream_connect, EPERM, audited), and still reaches its own and is served. And a
+ * tool's limits, where cgroup v2 has every controller.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -47,12 +48,15 @@ static struct lenv *setup(void)
 	test_cgroup_tree_at_end(e.cgroup);
 	test_write(e.tools,
 		   "{\"tools\": [{\"name\": \"noop\", \"effect\": \"observe\", \"builtin\": "
-		   "\"noop\"}]}\n",
+		   "\"noop\"},\n"
+		   " {\"name\": \"capped\", \"effect\": \"observe\", \"exec\": [\"/bin/busybox\", "
+		   "\"sh\", \"-c\", \"for i in 1 2 3 4 5 6 7 8; do /bin/busybox sleep 2 & done; "
+		   "wait\"], \"limits\": {\"pids\": 4, \"memory\": \"64M\", \"cpu\": 0.5}}]}\n",
 		   0644);
 	test_write(e.policy,
 		   "{\"name\": \"t\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", "
 		   "\"exec\"]}], \"network\": {\"sockets\": [\"inet\", \"unix\"]}, \"tools\": "
-		   "[\"noop\"]}\n",
+		   "[\"noop\", \"capped\"]}\n",
 		   0644);
 	setenv("AGENTD_CONTROL", e.control, 1);
 
@@ -172,4 +176,53 @@ TEST(broker_socket_reachable_by_its_agent_only)
 		FAIL("the refusal's reason is not in the audit log");
 	if (!strstr(log, "reason=not-own-socket"))
 		FAIL("the control socket's refusal is not in the audit log");
+}
+
+/* In agent A: the capped tool's reply. Returns 0 (forks refused past pids.max) or a step. */
+static int capped_from_agent_a(void *arg)
+{
+	static const char req[] = "\0\0\0\x11{\"tool\":\"capped\"}";
+	struct broker_reply r = { 0 };
+	struct pollfd pfd = { .events = POLLIN };
+	size_t len = 0, n = 0;
+	char buf[65536];
+	ssize_t got;
+	int ok;
+
+	(void)arg;
+	if (try_connect(the_env->sock_a, &pfd.fd))
+		return 1;
+	if (send(pfd.fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1)
+		return 2;
+	while (broker_frame_check(buf, len, sizeof(buf) - 4, &n) != 1) {
+		if (poll(&pfd, 1, 30000) <= 0)
+			return 3;
+		got = recv(pfd.fd, buf + len, sizeof(buf) - len, 0);
+		if (got <= 0)
+			return 4;
+		len += got;
+	}
+	close(pfd.fd);
+	if (broker_reply_parse(buf + 4, n, &r))
+		return 5;
+	/* busybox sh: "can't fork: Resource temporarily unavailable" */
+	ok = r.ok && strstr(r.err, "fork");
+	broker_reply_free(&r);
+	return ok ? 0 : 6;
+}
+
+/* Here cgroup v2 has cpu, memory and pids: a tool's limits are set on its cgroup and hold. */
+TEST(broker_tool_limits_hold)
+{
+	char cg_a[PATH_MAX + 8], out[8192];
+	int step;
+
+	the_env = setup();
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
+	if (!strstr(out, "\"tool_limits_unavailable\": \"\""))
+		FAIL("tool cgroups lack controllers in the guest: %s", out);
+	snprintf(cg_a, sizeof(cg_a), "%s/t-a", the_env->cgroup);
+	step = run_in_cgroup(cg_a, capped_from_agent_a, NULL, NULL);
+	if (step)
+		FAIL("the capped tool, step %d", step);
 }

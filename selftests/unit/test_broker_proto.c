@@ -234,3 +234,151 @@ TEST(broker_replies)
 	ASSERT_STREQ(r.error.message, "the reply's \"stdout\" is not a string");
 	ASSERT_EQ(rp("{\"id\": 1, \"ok\": false}", &r), -EINVAL);
 }
+
+/* The binary request of a JSON one, for the tests below to corrupt. */
+static char *binary_of(const char *json, size_t *len)
+{
+	struct broker_error err = { 0 };
+	struct broker_request req;
+	char *bin;
+
+	ASSERT_EQ(broker_request_parse(json, strlen(json), &req, &err), 0);
+	ASSERT_EQ(broker_request_encode(&req, &bin, len), 0);
+	broker_request_free(&req);
+	return bin;
+}
+
+static void decode_refused(const char *bin, size_t len, const char *want)
+{
+	struct broker_error err = { 0 };
+	struct broker_request req;
+
+	ASSERT_EQ(broker_request_decode(bin, len, &req, &err), -EINVAL);
+	ASSERT(req.args == NULL);
+	ASSERT_STREQ(err.code, BROKER_E_REQUEST);
+	if (!strstr(err.message, want))
+		FAIL("expected a message containing \"%s\", got \"%s\"", want, err.message);
+}
+
+TEST(broker_binary_request_round_trip)
+{
+	static const char json[] = "{\"args\": {\"path\": \"/w\\u00e9\", \"all\": true, \"n\": "
+				   "-9223372036854775807, \"b\": false, \"\": \"\"}, \"tool\": "
+				   "\"fs.read\", \"id\": 9007199254740991}";
+	struct broker_request req, back;
+	struct broker_error err = { 0 };
+	struct bmsg_request h;
+	struct bmsg_arg a;
+	size_t len;
+	char *bin;
+
+	ASSERT_EQ(broker_request_parse(json, strlen(json), &req, &err), 0);
+	ASSERT_EQ(broker_request_encode(&req, &bin, &len), 0);
+	memcpy(&h, bin, sizeof(h));
+	ASSERT_EQ(h.id, 9007199254740991LL);
+	ASSERT_EQ(h.nargs, 5);
+	ASSERT_EQ(h.tool_len, 7);
+	/* Sorted by name: "" first. */
+	memcpy(&a, bin + sizeof(h), sizeof(a));
+	ASSERT_EQ(a.type, BMSG_ARG_STRING);
+	ASSERT_EQ(a.name_len, 0);
+	ASSERT_EQ(broker_request_decode(bin, len, &back, &err), 0);
+	ASSERT_EQ(back.id, req.id);
+	ASSERT_STREQ(back.tool, "fs.read");
+	ASSERT(json_equal(back.args, req.args));
+	broker_request_free(&back);
+	broker_request_free(&req);
+	free(bin);
+	/* No id, no args. */
+	bin = binary_of("{\"tool\": \"noop\"}", &len);
+	ASSERT_EQ(len, sizeof(h));
+	ASSERT_EQ(broker_request_decode(bin, len, &back, &err), 0);
+	ASSERT_EQ(back.id, -1);
+	ASSERT_EQ(json_object_size(back.args), 0);
+	broker_request_free(&back);
+	free(bin);
+}
+
+/* agentd's side: every field of a worker's request is checked. */
+TEST(broker_binary_request_refusals)
+{
+	struct bmsg_request h;
+	struct bmsg_arg a;
+	size_t len, off;
+	char *bin = binary_of("{\"tool\": \"t\", \"id\": 1, \"args\": {\"a\": \"xy\", \"b\": 1, "
+			      "\"c\": true}}",
+			      &len);
+	char *tmp = malloc(len + 1);
+
+	ASSERT(tmp);
+	decode_refused(bin, sizeof(h) - 1, "under its header");
+	decode_refused(bin, len - 1, "truncated");
+	memcpy(tmp, bin, len);
+	tmp[len] = 0;
+	decode_refused(tmp, len + 1, "1 bytes after the arguments");
+	/* The header. */
+	memcpy(&h, bin, sizeof(h));
+#define HDR_REFUSED(field, value)                                                                  \
+	do {                                                                                       \
+		struct bmsg_request x = h;                                                         \
+		x.field = value;                                                                   \
+		memcpy(tmp, bin, len);                                                             \
+		memcpy(tmp, &x, sizeof(x));                                                        \
+		decode_refused(tmp, len, "header out of range");                                   \
+	} while (0)
+	HDR_REFUSED(id, -2);
+	HDR_REFUSED(id, BROKER_ID_MAX + 1);
+	HDR_REFUSED(nargs, BROKER_ARGS_MAX + 1);
+	HDR_REFUSED(tool_len, 0);
+	HDR_REFUSED(tool_len, TOOL_NAME_MAX + 1);
+	HDR_REFUSED(tool_len, 2); /* "t\0": a NUL in the name */
+	HDR_REFUSED(tool[0], 'T');
+	HDR_REFUSED(tool[5], 'x'); /* past tool_len: not zero */
+	/* The first argument ("a": "xy"), then the others. */
+	off = sizeof(h);
+	memcpy(&a, bin + off, sizeof(a));
+#define ARG_REFUSED(at, field, value, want)                                                        \
+	do {                                                                                       \
+		struct bmsg_arg x;                                                                 \
+		memcpy(tmp, bin, len);                                                             \
+		memcpy(&x, tmp + (at), sizeof(x));                                                 \
+		x.field = value;                                                                   \
+		memcpy(tmp + (at), &x, sizeof(x));                                                 \
+		decode_refused(tmp, len, want);                                                    \
+	} while (0)
+	ARG_REFUSED(off, pad, 1, "truncated or padded");
+	ARG_REFUSED(off, type, 0, "a bad type");
+	ARG_REFUSED(off, type, BMSG_ARG_BOOLEAN, "a bad type");
+	ARG_REFUSED(off, type, BMSG_ARG_INTEGER, "a bad type");
+	ARG_REFUSED(off, value_len, 1000, "truncated");
+	/* The string's bytes: a NUL, then not UTF-8. */
+	memcpy(tmp, bin, len);
+	tmp[off + sizeof(a) + 1] = '\0';
+	decode_refused(tmp, len, "a bad type, value or name");
+	tmp[off + sizeof(a) + 1] = (char)0xc3;
+	decode_refused(tmp, len, "a bad type, value or name");
+	/* Names: out of order, twice the same, not UTF-8. */
+	memcpy(tmp, bin, len);
+	tmp[off + sizeof(a)] = 'z';
+	decode_refused(tmp, len, "out of order");
+	tmp[off + sizeof(a)] = 'b';
+	decode_refused(tmp, len, "out of order");
+	tmp[off + sizeof(a)] = (char)0xff;
+	decode_refused(tmp, len, "a bad type, value or name");
+	/* The boolean (the last argument, "c"): 2 is no boolean. */
+	memcpy(tmp, bin, len);
+	tmp[len - 1] = 2;
+	decode_refused(tmp, len, "a bad type, value or name");
+	free(tmp);
+	free(bin);
+}
+
+TEST(broker_argument_names_fit_the_binary_form)
+{
+	char json[600], name[300];
+
+	memset(name, 'k', 256);
+	name[256] = '\0';
+	snprintf(json, sizeof(json), "{\"tool\": \"t\", \"args\": {\"%s\": 1}}", name);
+	refused(json, BROKER_E_REQUEST, "names are at most 255 bytes");
+}

@@ -139,6 +139,82 @@ static void at(const char *doc, const char *ptr, int want_line, int want_col)
 		FAIL("%s at %d:%d, expected %d:%d", ptr, line, col, want_line, want_col);
 }
 
+/* A tool's ids: gid defaults to the uid; root and builtins refused. */
+TEST(tools_ids)
+{
+	static const char json[] =
+		"{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"exec\": "
+		"[\"/bin/true\"], "
+		"\"uid\": 1000},\n"
+		" {\"name\": \"b\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"], \"uid\": "
+		"7, "
+		"\"gid\": 8},\n"
+		" {\"name\": \"c\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"]}]}";
+	static const char head[] = "{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", "
+				   "\"exec\": [\"/bin/true\"], ";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	char doc[512];
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), 0);
+	ASSERT_EQ(tools_find(reg, "a")->uid, 1000);
+	ASSERT_EQ(tools_find(reg, "a")->gid, 1000);
+	ASSERT_EQ(tools_find(reg, "b")->uid, 7);
+	ASSERT_EQ(tools_find(reg, "b")->gid, 8);
+	ASSERT_EQ(tools_find(reg, "c")->uid, 0);
+	tools_free(reg);
+	snprintf(doc, sizeof(doc), "%s\"uid\": 0}]}", head);
+	refused(doc, "/tools/0/uid: expected an id from 1 to 4294967294; found 0");
+	snprintf(doc, sizeof(doc), "%s\"uid\": 4294967295}]}", head);
+	refused(doc, "/tools/0/uid: expected an id from 1 to 4294967294");
+	snprintf(doc, sizeof(doc), "%s\"uid\": \"nobody\"}]}", head);
+	refused(doc, "/tools/0/uid: expected an integer id");
+	snprintf(doc, sizeof(doc), "%s\"gid\": 5}]}", head);
+	refused(doc, "/tools/0: a gid without a uid");
+	refused("{\"tools\": [{\"name\": \"n\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"uid\": 4}]}",
+		"/tools/0/uid: a builtin runs in agentd: it takes no uid");
+}
+
+/* Per-tool limits: parsed as a policy's, refused with their place when wrong. */
+TEST(tools_limits)
+{
+	static const char json[] =
+		"{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"exec\": "
+		"[\"/bin/true\"], "
+		"\"limits\": {\"cpu\": 0.5, \"memory\": \"64M\", \"pids\": 16}},\n"
+		" {\"name\": \"b\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"]}]}";
+	static const char head[] = "{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", "
+				   "\"exec\": [\"/bin/true\"], "
+				   "\"limits\": ";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	const struct tool *t;
+	char doc[512];
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), 0);
+	t = tools_find(reg, "a");
+	ASSERT_EQ(t->limits.cpu_millicores, 500);
+	ASSERT_EQ(t->limits.memory_bytes, 64ULL << 20);
+	ASSERT_EQ(t->limits.pids, 16);
+	t = tools_find(reg, "b");
+	ASSERT(!t->limits.cpu_millicores && !t->limits.memory_bytes && !t->limits.pids);
+	tools_free(reg);
+	snprintf(doc, sizeof(doc), "%s{\"pids\": 0}}]}", head);
+	refused(doc, "/tools/0/limits/pids: expected an integer from 1 to 4194304; found 0");
+	snprintf(doc, sizeof(doc), "%s{\"memory\": \"64X\"}}]}", head);
+	refused(doc, "/tools/0/limits/memory: expected a size as bytes or \"512M\"");
+	snprintf(doc, sizeof(doc), "%s{\"cpu\": 0}}]}", head);
+	refused(doc, "/tools/0/limits/cpu: expected a number of cores from 0.001 to 1024");
+	snprintf(doc, sizeof(doc), "%s{\"wall_clock\": \"1m\"}}]}", head);
+	refused(doc, "/tools/0/limits/wall_clock");
+	snprintf(doc, sizeof(doc), "%s[]}]}", head);
+	refused(doc, "/tools/0/limits: expected an object");
+	refused("{\"tools\": [{\"name\": \"n\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"limits\": {\"pids\": 4}}]}",
+		"/tools/0/limits: a builtin runs in agentd: it takes no limits");
+}
+
 TEST(jsonpos_locates_values)
 {
 	static const char doc[] = "{\"a\": 1,\n"

@@ -6,8 +6,9 @@
  * user's, one per agent: BMSG_WORKER_ID_BASE + the agent's id) with no capabilities
  * and confines itself with a seccomp filter that lets it read, write, poll and allocate, and
  * nothing else (no open, no socket, no exec). The agent's connections arrive over the channel
- * as SCM_RIGHTS, already checked by agentd; the worker frames and parses requests, answers
- * malformed ones itself, and passes the rest back in canonical form. One per agent, so that a
+ * as SCM_RIGHTS, already checked by agentd; the worker frames and parses requests and passes
+ * them back in a strict binary form (struct bmsg_request), or what it refused and why. agentd writes the replies itself; the
+ * worker sends only what agentd hands it for agents that read slowly. One per agent, so that a
  * worker subverted by its agent's bytes can speak for that agent alone.
  */
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <openssl/sha.h>
 #include "agentd/abi.h"
@@ -38,7 +40,9 @@ struct wconn {
 	int fd;
 	char *in, *out;
 	size_t in_len, in_cap, out_len, out_off;
-	bool closing; /* framing lost: close once the error reply is out */
+	__u64 sent; /* reply bytes written, for MSG_DRAINED */
+	bool lost; /* the framing is lost: read no more */
+	bool closing; /* agentd asked: close once the output is out */
 };
 
 struct worker {
@@ -51,28 +55,30 @@ struct worker {
 	size_t n;
 };
 
-static void write_all(int fd, const void *buf, size_t len)
+/* One writev for the header and the data (one wakeup of agentd, one system call). */
+static void to_root(struct worker *w, __u32 type, __u32 conn, const void *data, size_t len)
 {
-	const char *p = buf;
+	struct bmsg m = { type, conn, (__u32)len };
+	struct iovec iov[2] = { { &m, sizeof(m) }, { (void *)data, len } };
+	struct iovec *v = iov;
+	int cnt = len ? 2 : 1;
 	ssize_t n;
 
-	while (len) {
-		n = write(fd, p, len);
+	while (cnt) {
+		n = writev(w->chan, v, cnt);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			_exit(0); /* agentd is gone */
-		p += n, len -= n;
+		while (cnt && (size_t)n >= v->iov_len) {
+			n -= v->iov_len;
+			v++, cnt--;
+		}
+		if (cnt) {
+			v->iov_base = (char *)v->iov_base + n;
+			v->iov_len -= n;
+		}
 	}
-}
-
-static void to_root(struct worker *w, __u32 type, __u32 conn, const void *data, size_t len)
-{
-	struct bmsg m = { type, conn, (__u32)len };
-
-	write_all(w->chan, &m, sizeof(m));
-	if (len)
-		write_all(w->chan, data, len);
 }
 
 static int queue_out(struct wconn *c, const char *data, size_t len)
@@ -105,11 +111,14 @@ static void conn_free(struct worker *w, size_t i, bool tell_root)
 	w->conns[i] = w->conns[--w->n];
 }
 
+/* Sends what agentd handed over; once all of it is out, agentd may write again itself. */
 static void flush(struct worker *w, size_t i)
 {
 	struct wconn *c = w->conns[i];
 	ssize_t n;
 
+	if (c->out_off == c->out_len)
+		return;
 	while (c->out_off < c->out_len) {
 		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
 			 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -122,50 +131,41 @@ static void flush(struct worker *w, size_t i)
 			return;
 		}
 		c->out_off += n;
+		c->sent += n;
 	}
 	if (c->closing)
-		conn_free(w, i, true);
+		conn_free(w, i, false);
+	else
+		to_root(w, MSG_DRAINED, c->id, &c->sent, sizeof(c->sent));
 }
 
-/* Answers a refused frame and tells agentd what was refused (for the audit record). */
+/* Tells agentd what was refused and why: it replies and writes the audit record. */
 static void refuse(struct worker *w, struct wconn *c, const char *payload, size_t len, long long id,
 		   const struct broker_error *err)
 {
-	struct bmsg_refused r = { .len = len, .id = id, .err = *err };
-	json_t *doc = broker_reply_error(id, err->code, err->message);
-	size_t flen;
-	char *frame;
+	struct bmsg_refused r = { .len = len, .id = id, .close = c->lost, .err = *err };
 
 	SHA256((const unsigned char *)payload, len, r.sha256);
 	to_root(w, MSG_REFUSED, c->id, &r, sizeof(r));
-	if (doc && !broker_frame_encode(doc, BROKER_REPLY_MAX, &frame, &flen)) {
-		if (queue_out(c, frame, flen))
-			c->closing = true;
-		free(frame);
-	}
-	json_decref(doc);
 }
 
 static void request(struct worker *w, struct wconn *c, const char *payload, size_t len)
 {
 	struct broker_error err = { 0 };
 	struct broker_request req;
-	json_t *doc;
-	char *text;
+	size_t blen;
+	char *bin;
 
 	if (broker_request_parse(payload, len, &req, &err)) {
 		refuse(w, c, payload, len, req.id, &err);
 		return;
 	}
-	doc = broker_request_json(&req);
-	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	if (text)
-		to_root(w, MSG_REQUEST, c->id, text, strlen(text));
+	if (!broker_request_encode(&req, &bin, &blen))
+		to_root(w, MSG_REQUEST, c->id, bin, blen);
 	else
 		refuse(w, c, payload, len, req.id,
 		       &(struct broker_error){ BROKER_E_FAILED, "out of memory" });
-	free(text);
-	json_decref(doc);
+	free(bin);
 	broker_request_free(&req);
 }
 
@@ -175,16 +175,16 @@ static void frames(struct worker *w, struct wconn *c)
 	size_t n = 0, off = 0;
 	int r;
 
-	while (!c->closing && (r = broker_frame_check(c->in + off, c->in_len - off,
-						      BROKER_REQUEST_MAX, &n)) != 0) {
+	while (!c->lost && (r = broker_frame_check(c->in + off, c->in_len - off, BROKER_REQUEST_MAX,
+						   &n)) != 0) {
 		if (r < 0) {
 			struct broker_error err = { BROKER_E_FRAME, "" };
 
 			snprintf(err.message, sizeof(err.message), "%s",
 				 r == -EMSGSIZE ? "a frame longer than the limit"
 						: "a frame of length 0");
+			c->lost = true;
 			refuse(w, c, c->in + off, c->in_len - off, -1, &err);
-			c->closing = true;
 			off = c->in_len;
 			break;
 		}
@@ -202,6 +202,10 @@ static void conn_read(struct worker *w, size_t i)
 	ssize_t n;
 	char *p;
 
+	if (c->lost || c->closing) { /* hung up: nothing more to read or to send */
+		conn_free(w, i, true);
+		return;
+	}
 	if (c->in_cap < want && c->in_len == c->in_cap) {
 		size_t cap = c->in_cap ? c->in_cap * 4 : 65536;
 
@@ -219,7 +223,6 @@ static void conn_read(struct worker *w, size_t i)
 	}
 	c->in_len += n;
 	frames(w, c);
-	flush(w, i);
 }
 
 static int find_conn(struct worker *w, __u32 id)
@@ -237,8 +240,10 @@ static void new_conn(struct worker *w, __u32 id)
 	struct wconn *c;
 	int fd;
 
-	if (!w->nfdq)
+	if (!w->nfdq) { /* its fd was lost (the queue was full): agentd must let go of its copy */
+		to_root(w, MSG_CLOSED, id, NULL, 0);
 		return;
+	}
 	fd = w->fdq[0];
 	memmove(w->fdq, w->fdq + 1, --w->nfdq * sizeof(int));
 	c = calloc(1, sizeof(*c));
@@ -270,7 +275,10 @@ static void message(struct worker *w, const struct bmsg *m, const char *data)
 			flush(w, i);
 		break;
 	case MSG_CLOSE:
-		if (i >= 0)
+		if (i < 0)
+			break;
+		w->conns[i]->closing = true;
+		if (w->conns[i]->out_off == w->conns[i]->out_len)
 			conn_free(w, i, false);
 		break;
 	default:
@@ -432,7 +440,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < w.n; i++)
 			fds[i + 1] = (struct pollfd){
 				.fd = w.conns[i]->fd,
-				.events = (w.conns[i]->closing ? 0 : POLLIN) |
+				.events = (w.conns[i]->closing || w.conns[i]->lost ? 0 : POLLIN) |
 					  (w.conns[i]->out_off < w.conns[i]->out_len ? POLLOUT : 0)
 			};
 		n = w.n;

@@ -14,6 +14,7 @@
 #define DEFAULT_PIN_DIR "/sys/fs/bpf/agentd"
 #define DEFAULT_CONTROL "/run/agentd/control.sock"
 #define DEFAULT_STATE_DIR "/var/lib/agentd"
+#define DEFAULT_PROXY_IDLE_SEC 600
 #define AGENTD_VERSION "0.1.0"
 
 struct options {
@@ -36,6 +37,7 @@ struct options {
 	bool allow_partial;
 	const char *stream; /* the audit stream socket; NULL: audit.sock beside control */
 	const char *stream_group; /* NULL: root only */
+	unsigned proxy_idle_sec; /* a relayed connection silent both ways this long is closed */
 	bool verbose;
 	char audit_buf[4096];
 };

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -36,7 +37,6 @@
 
 #define AGENT_CALLS_MAX 64 /* calls of one agent in flight */
 #define SECRETS_DIR "secrets" /* in the state directory */
-#define TOOLS_CGROUP "tools.broker" /* under agentd's cgroup; not an agent name (a dot) */
 #define TOOL_PATH_ENV "PATH=/usr/local/bin:/usr/bin:/bin"
 #define CONN_SLOT_BITS 8 /* BROKER_CONNS_MAX */
 
@@ -49,7 +49,10 @@ struct qmsg {
 
 struct bconn {
 	bool used;
+	bool via_worker; /* reply bytes wait in the worker: later ones go there too, in order */
 	__u32 id;
+	int fd; /* agentd's own copy, to write replies on (the worker reads) */
+	__u64 handed; /* reply bytes handed to the worker, for its MSG_DRAINED */
 	pid_t pid;
 	uid_t uid;
 	char comm[AUDIT_COMM_MAX];
@@ -107,6 +110,8 @@ struct broker {
 	char tools_cg[PATH_MAX + 16];
 	char rundir[PATH_MAX];
 	__u64 n_calls, n_runs;
+	rlim_t nofile; /* agentd's RLIMIT_NOFILE soft limit at start, the tools' */
+	char tools_missing[64]; /* controllers tool cgroups do not get here: "cpu, memory, pids" */
 };
 
 static struct broker *the_broker;
@@ -193,24 +198,6 @@ static int chan_send(struct bagent *b, __u32 type, __u32 conn, const void *data,
 	return 0;
 }
 
-static void reply(struct bagent *b, __u32 conn, json_t *doc)
-{
-	size_t len;
-	char *frame;
-	int err;
-
-	if (!doc)
-		return;
-	err = broker_frame_encode(doc, BROKER_REPLY_MAX, &frame, &len);
-	json_decref(doc);
-	if (err) {
-		log_err("broker: encoding a reply: %s\n", strerror(-err));
-		return;
-	}
-	chan_send(b, MSG_REPLY, conn, frame, len, -1);
-	free(frame);
-}
-
 /* ---- connections ---- */
 
 static struct bconn *conn_get(struct bagent *b, __u32 id)
@@ -218,6 +205,62 @@ static struct bconn *conn_get(struct bagent *b, __u32 id)
 	struct bconn *c = &b->conns[id & ((1U << CONN_SLOT_BITS) - 1)];
 
 	return c->used && c->id == id ? c : NULL;
+}
+
+/* agentd forgets conn; the agent sees it close once the worker has sent what it holds. */
+static void conn_end(struct bagent *b, struct bconn *c)
+{
+	if (!c->used)
+		return;
+	if (!c->via_worker || chan_send(b, MSG_CLOSE, c->id, NULL, 0, -1))
+		shutdown(c->fd, SHUT_RDWR);
+	close(c->fd);
+	c->fd = -1;
+	c->used = false;
+}
+
+/*
+ * agentd writes a reply on the agent's connection itself (one hop less than through the
+ * worker) unless reply bytes of that connection already wait in the worker; what the socket
+ * does not take at once goes to the worker, which sends it as the agent reads: agentd never
+ * blocks on an agent, and one writer at a time keeps the frames whole.
+ */
+static void send_frame(struct bagent *b, struct bconn *c, const char *frame, size_t len)
+{
+	ssize_t n = 0;
+
+	if (!c->via_worker) {
+		n = send(c->fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == (ssize_t)len || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return; /* sent, or the agent is gone (the worker will say so) */
+		if (n < 0)
+			n = 0;
+	}
+	if (chan_send(b, MSG_REPLY, c->id, frame + n, len - n, -1)) {
+		conn_end(b, c); /* a frame cut short: the stream is lost */
+		return;
+	}
+	c->via_worker = true;
+	c->handed += len - n;
+}
+
+static void reply(struct bagent *b, __u32 conn, json_t *doc)
+{
+	struct bconn *c = conn_get(b, conn);
+	size_t len;
+	char *frame;
+	int err;
+
+	if (!doc)
+		return;
+	err = c ? broker_frame_encode(doc, BROKER_REPLY_MAX, &frame, &len) : 0;
+	json_decref(doc);
+	if (err)
+		log_err("broker: encoding a reply: %s\n", strerror(-err));
+	if (!c || err)
+		return;
+	send_frame(b, c, frame, len);
+	free(frame);
 }
 
 static struct bconn *conn_new(struct bagent *b)
@@ -473,7 +516,8 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	/* agentd's pid in the name: a run left by an agentd before cannot collide. */
 	snprintf(cg, sizeof(cg), "%s/%s-%d-%llu", b->tools_cg, call->who.agent_name, (int)getpid(),
 		 (unsigned long long)++b->n_runs);
-	spec = (struct tool_spec){ cg, argv, env, t->timeout_sec, t->output_cap, &red };
+	spec = (struct tool_spec){ cg,	 argv,	    env,	t->timeout_sec, t->output_cap,
+				   &red, b->nofile, &t->limits, t->uid,		t->gid };
 	if (!err) {
 		err = tool_run_start(b->d->loop, &spec, call_done, call, &call->run);
 		if (err)
@@ -485,6 +529,24 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	strv_free(argv, t->n_exec, false);
 	strv_free(env, n_env, true);
 	return err;
+}
+
+/* A limit of the tool's whose controller tool cgroups lack here: the call is refused (fail
+ * closed), with why. */
+static bool limits_unenforceable(const struct broker *b, const struct tool *t, char *why,
+				 size_t whysz)
+{
+	const char *what = t->limits.cpu_millicores && strstr(b->tools_missing, "cpu")	  ? "cpu"
+			   : t->limits.memory_bytes && strstr(b->tools_missing, "memory") ? "memory"
+			   : t->limits.pids && strstr(b->tools_missing, "pids")		  ? "pids"
+											  : NULL;
+
+	if (what)
+		snprintf(why, whysz,
+			 "the tool's %s limit cannot be enforced here (cgroup v2 has no %s "
+			 "controller): not run",
+			 what, what);
+	return what;
 }
 
 static const struct tool *granted(const struct agent *a, const char *name)
@@ -513,8 +575,8 @@ static void builtin(struct bagent *ba, struct bconn *c, const struct broker_requ
 		   (unsigned long long)(now_ns() - t0) / 1000, t->builtin);
 }
 
-/* A request the worker passed on: checked again with the same codec, then the policy. */
-static void on_request(struct bagent *ba, struct bconn *c, const char *text, size_t len)
+/* A request the worker passed on: its binary form checked and decoded, then the policy. */
+static void on_request(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
 	struct broker *b = ba->b;
 	struct broker_error err = { 0 };
@@ -525,7 +587,7 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *text, siz
 	char *args = NULL, why[256];
 
 	b->n_calls++;
-	if (len > BROKER_REQUEST_MAX || broker_request_parse(text, len, &req, &err)) {
+	if (broker_request_decode(data, len, &req, &err)) {
 		refuse(ba, c, -1, "?", len, NULL, BROKER_E_REQUEST,
 		       "the worker's request is invalid");
 		return;
@@ -546,6 +608,8 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *text, siz
 	} else if (t->builtin) {
 		ba->calls++;
 		builtin(ba, c, &req, t, len, sha);
+	} else if (limits_unenforceable(b, t, why, sizeof(why))) {
+		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, why);
 	} else if (!(call = calloc(1, sizeof(*call)))) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, "out of memory");
 	} else {
@@ -568,38 +632,80 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *text, siz
 	broker_request_free(&req);
 }
 
-static void on_refused(struct bagent *ba, struct bconn *c, const char *data, size_t len)
+/* The codes a worker may refuse a frame with; anything else is an impossible message. */
+static bool worker_code(const char *code)
+{
+	return !strcmp(code, BROKER_E_FRAME) || !strcmp(code, BROKER_E_JSON) ||
+	       !strcmp(code, BROKER_E_REQUEST) || !strcmp(code, BROKER_E_FAILED);
+}
+
+/* A frame the worker refused: agentd replies (and closes when the framing is lost), audits. */
+static int on_refused(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
 	struct bmsg_refused r;
 	struct caller who;
 
 	if (len != sizeof(r))
-		return;
+		return -EPROTO;
 	memcpy(&r, data, sizeof(r));
-	r.err.code[sizeof(r.err.code) - 1] = r.err.message[sizeof(r.err.message) - 1] = '\0';
+	if (!memchr(r.err.code, '\0', sizeof(r.err.code)) ||
+	    !memchr(r.err.message, '\0', sizeof(r.err.message)) || !worker_code(r.err.code) ||
+	    r.id < -1 || r.id > BROKER_ID_MAX || r.close > 1 ||
+	    r.len > BROKER_HDR + BROKER_REQUEST_MAX)
+		return -EPROTO;
+	if (!c)
+		return 0;
 	caller_of(ba, c, &who);
+	reply(ba, c->id, broker_reply_error(r.id, r.err.code, r.err.message));
 	audit_call(ba->b, &who, "?", false, r.len, r.sha256, NULL, 0, "outcome=%s reason=%s",
 		   r.err.code, r.err.message);
 	ba->refused++;
+	if (r.close)
+		conn_end(ba, c);
+	return 0;
 }
 
-static void message(struct bagent *ba, const struct bmsg *m, const char *data)
+/* Every reply byte handed to the worker for c is sent: agentd may write on c itself again. */
+static int on_drained(struct bconn *c, const char *data, size_t len)
+{
+	__u64 sent;
+
+	if (len != sizeof(sent))
+		return -EPROTO;
+	memcpy(&sent, data, sizeof(sent));
+	if (c && sent > c->handed)
+		return -EPROTO;
+	if (c && sent == c->handed)
+		c->via_worker = false;
+	return 0;
+}
+
+/* One message of the worker; -EPROTO for an impossible one. c is NULL for a connection agentd
+ * has forgotten (ended on its side while the worker's message was on its way). */
+static int message(struct bagent *ba, const struct bmsg *m, const char *data)
 {
 	struct bconn *c = conn_get(ba, m->conn);
 
-	if (!c)
-		return;
 	switch (m->type) {
 	case MSG_REQUEST:
-		on_request(ba, c, data, m->len);
-		break;
+		if (c)
+			on_request(ba, c, data, m->len);
+		return 0;
 	case MSG_REFUSED:
-		on_refused(ba, c, data, m->len);
-		break;
+		return on_refused(ba, c, data, m->len);
+	case MSG_DRAINED:
+		return on_drained(c, data, m->len);
 	case MSG_CLOSED:
-		c->used = false;
-		break;
+		if (m->len)
+			return -EPROTO;
+		if (c) {
+			close(c->fd);
+			c->fd = -1;
+			c->used = false;
+		}
+		return 0;
 	}
+	return -EPROTO;
 }
 
 /* fork and exec agentd-worker AGENT-ID with its end of a socketpair as fd BMSG_FD. */
@@ -667,7 +773,10 @@ static void worker_stop(struct bagent *ba, int *status)
 	ba->qtail = NULL;
 	ba->in_len = 0;
 	for (i = 0; i < BROKER_CONNS_MAX; i++)
-		ba->conns[i].used = false;
+		if (ba->conns[i].used) {
+			close(ba->conns[i].fd);
+			ba->conns[i].used = false;
+		}
 }
 
 /* The worker died (or misbehaved): a new one starts. */
@@ -723,7 +832,12 @@ static void on_chan(void *ctx, int fd, uint32_t events)
 		}
 		if (b->in_len - off - sizeof(m) < m.len)
 			break;
-		message(b, &m, b->in + off + sizeof(m));
+		if (message(b, &m, b->in + off + sizeof(m))) {
+			log_err("broker: agent %s's worker sent an impossible message (type %u)\n",
+				b->a->st.name, m.type);
+			worker_lost(b);
+			return;
+		}
 		off += sizeof(m) + m.len;
 	}
 	memmove(b->in, b->in + off, b->in_len - off);
@@ -731,49 +845,6 @@ static void on_chan(void *ctx, int fd, uint32_t events)
 }
 
 /* ---- identity ---- */
-
-static int pidfd_pid(int pidfd)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nPid:");
-	return p ? atoi(p + 5) : -1;
-}
-
-/* The peer's cgroup v2 path (below the mount), from /proc/<pid>/cgroup. */
-static int peer_cgroup(pid_t pid, char *out, size_t outsz)
-{
-	char path[64], buf[4096], *line;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-		if (!strncmp(line, "0::", 3)) {
-			snprintf(out, outsz, "%s", line + 3);
-			return 0;
-		}
-	return -ENOENT;
-}
 
 static void peer_comm(pid_t pid, char *comm, size_t sz)
 {
@@ -793,13 +864,6 @@ static void peer_comm(pid_t pid, char *comm, size_t sz)
 	comm[n > 0 ? n : 0] = '\0';
 }
 
-static bool below(const char *path, const char *top)
-{
-	size_t n = strlen(top);
-
-	return !strncmp(path, top, n) && (path[n] == '\0' || path[n] == '/');
-}
-
 /*
  * Who is at the other end: SO_PEERCRED's pid, pinned by SO_PEERPIDFD where the kernel has it
  * (so that the pid read from /proc is still the caller), must sit in the socket's agent's
@@ -807,40 +871,26 @@ static bool below(const char *path, const char *top)
  */
 static int check_peer(struct bagent *ba, int fd, struct bconn *c, char *why, size_t whysz)
 {
-	struct ucred uc;
-	socklen_t len = sizeof(uc);
 	char cg[PATH_MAX];
-	int pidfd = -1, err;
-	struct pollfd pfd;
+	uid_t uid = 0;
+	pid_t pid;
+	int err;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) || uc.pid <= 0) {
-		snprintf(why, whysz, "no peer credentials");
+	err = cgroup_of_peer(fd, &pid, &uid, cg, sizeof(cg));
+	c->pid = pid;
+	c->uid = uid;
+	if (pid > 0)
+		peer_comm(pid, c->comm, sizeof(c->comm));
+	if (err == -ESRCH) {
+		snprintf(why, whysz, "the peer %d has exited", (int)pid);
 		return -EPERM;
-	}
-	c->pid = uc.pid;
-	c->uid = uc.uid;
-	len = sizeof(pidfd);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len))
-		pidfd = -1; /* before 6.5: the pid alone */
-	if (pidfd >= 0 && pidfd_pid(pidfd) != uc.pid) {
-		close(pidfd);
-		snprintf(why, whysz, "the peer %d has exited", (int)uc.pid);
-		return -EPERM;
-	}
-	peer_comm(uc.pid, c->comm, sizeof(c->comm));
-	err = peer_cgroup(uc.pid, cg, sizeof(cg));
-	if (pidfd >= 0) {
-		pfd = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-		if (poll(&pfd, 1, 0) != 0)
-			err = -ESRCH; /* exited meanwhile: the pid may name another process */
-		close(pidfd);
 	}
 	if (err) {
-		snprintf(why, whysz, "the peer %d: no cgroup: %s", (int)uc.pid, strerror(-err));
+		snprintf(why, whysz, "the peer %d: no cgroup: %s", (int)pid, strerror(-err));
 		return -EPERM;
 	}
-	if (!below(cg, ba->cgrel)) {
-		snprintf(why, whysz, "the peer %d is in cgroup %.128s, not agent %s's", (int)uc.pid,
+	if (!cgroup_path_below(cg, ba->cgrel)) {
+		snprintf(why, whysz, "the peer %d is in cgroup %.128s, not agent %s's", (int)pid,
 			 cg, ba->a->st.name);
 		return -EPERM;
 	}
@@ -871,7 +921,7 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 	struct bagent *ba = ctx;
 	struct bconn probe, *c;
 	char why[256];
-	int fd;
+	int fd, wfd;
 
 	(void)events;
 	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
@@ -889,9 +939,14 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 		}
 		probe.used = true;
 		probe.id = c->id;
+		probe.fd = fd;
 		*c = probe;
-		if (chan_send(ba, MSG_CONN, c->id, NULL, 0, fd))
+		/* The worker reads from its copy; agentd keeps this one to reply on. */
+		wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (wfd < 0 || chan_send(ba, MSG_CONN, c->id, NULL, 0, wfd)) {
+			close(fd);
 			c->used = false;
+		}
 	}
 }
 
@@ -1031,6 +1086,38 @@ static int find_worker(char *out, size_t outsz)
 	return access(out, X_OK) ? -errno : 0;
 }
 
+/* cpu, memory and pids for the tools' cgroups, where cgroup v2 has them. */
+static void tools_controllers(struct broker *b)
+{
+	int err = limits_enable(b->cgroot, b->tools_cg, b->tools_missing, sizeof(b->tools_missing));
+
+	if (err) {
+		log_warn("broker: enabling controllers for %s: %s; tools with limits are refused\n",
+			 b->tools_cg, strerror(-err));
+		snprintf(b->tools_missing, sizeof(b->tools_missing), "cpu, memory, pids");
+	} else if (b->tools_missing[0]) {
+		log_warn("broker: cgroup v2 offers no %s controller here: tools that declare "
+			 "such limits are refused\n",
+			 b->tools_missing);
+	}
+}
+
+/* agentd keeps an fd per agent connection (up to BROKER_CONNS_MAX per agent). */
+static void more_fds(struct broker *b)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	b->nofile = rl.rlim_cur;
+	if (rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		log_warn("broker: raising RLIMIT_NOFILE to %llu: %s, ignoring\n",
+			 (unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 int broker_start(struct daemon *d)
 {
 	struct broker *b = calloc(1, sizeof(*b));
@@ -1039,11 +1126,13 @@ int broker_start(struct daemon *d)
 
 	if (!b)
 		return -ENOMEM;
+	b->nofile = RLIM_INFINITY;
+	more_fds(b);
 	b->d = d;
 	snprintf(ctl, sizeof(ctl), "%s", d->o->control);
 	dir = dirname(ctl);
 	snprintf(b->rundir, sizeof(b->rundir), "%s/agents", dir);
-	snprintf(b->tools_cg, sizeof(b->tools_cg), "%s/" TOOLS_CGROUP, d->cgroup);
+	snprintf(b->tools_cg, sizeof(b->tools_cg), "%s/" BROKER_TOOLS_CGROUP, d->cgroup);
 	b->sockets_map = sockets_map_open(d->o->pin_dir);
 	err = find_worker(b->worker_path, sizeof(b->worker_path));
 	if (err) {
@@ -1058,6 +1147,8 @@ int broker_start(struct daemon *d)
 		err = -errno;
 	if (!err)
 		reap_leftovers(b->tools_cg);
+	if (!err)
+		tools_controllers(b);
 	if (!err)
 		err = mkdirs(b->rundir, 0711);
 	if (!err)
@@ -1136,7 +1227,8 @@ int broker_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
 	ba->a = a;
 	ba->lfd = -1;
 	ba->chan = -1;
-	if (!realpath(a->cgroup, real) || !realpath(b->cgroot, root) || !below(real, root)) {
+	if (!realpath(a->cgroup, real) || !realpath(b->cgroot, root) ||
+	    !cgroup_path_below(real, root)) {
 		err = -EINVAL;
 		snprintf(why, whysz, "broker: the cgroup %s is not below %s", a->cgroup, b->cgroot);
 		goto fail;
@@ -1222,6 +1314,7 @@ void broker_status_json(struct daemon *d, json_t *reply)
 	if (!b)
 		return;
 	json_object_set_new(reply, "broker",
-			    json_pack("{s:s, s:I, s:s}", "worker", b->worker_path, "requests",
-				      (json_int_t)b->n_calls, "tools_cgroup", b->tools_cg));
+			    json_pack("{s:s, s:I, s:s, s:s}", "worker", b->worker_path, "requests",
+				      (json_int_t)b->n_calls, "tools_cgroup", b->tools_cg,
+				      "tool_limits_unavailable", b->tools_missing));
 }

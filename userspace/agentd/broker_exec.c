@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -183,6 +185,7 @@ static void on_events(void *ctx, int fd, uint32_t events)
 static void child(const struct tool_spec *spec, int out, int err)
 {
 	sigset_t none;
+	struct rlimit rl;
 	int null = open("/dev/null", O_RDONLY);
 
 	sigemptyset(&none);
@@ -192,6 +195,18 @@ static void child(const struct tool_spec *spec, int out, int err)
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(127);
 	syscall(SYS_close_range, 3U, ~0U, 0U);
+	/* agentd's raised fd limit stays agentd's (some tools walk every possible fd). */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && spec->nofile < rl.rlim_cur) {
+		rl.rlim_cur = spec->nofile;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* The registry's ids, and no group of root's: every capability goes with the uid. */
+	if (spec->uid && (setgroups(0, NULL) || setresgid(spec->gid, spec->gid, spec->gid) ||
+			  setresuid(spec->uid, spec->uid, spec->uid))) {
+		dprintf(2, "agentd broker: running %s as %u:%u: %s\n", spec->argv[0], spec->uid,
+			spec->gid, strerror(errno));
+		_exit(127);
+	}
 	execve(spec->argv[0], spec->argv, spec->envp);
 	dprintf(2, "agentd broker: executing %s: %s\n", spec->argv[0], strerror(errno));
 	_exit(127);
@@ -209,6 +224,18 @@ static int make_pipes(int out[2], int err[2])
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	fcntl(err[0], F_SETFL, O_NONBLOCK);
 	return 0;
+}
+
+/* The tool's limits on its cgroup before it starts there; one that cannot hold stops the run. */
+static int set_limits(const char *cg, const struct limits *l)
+{
+	char missing[64];
+	int e;
+
+	if (!l->cpu_millicores && !l->memory_bytes && !l->pids)
+		return 0;
+	e = limits_apply(cg, l, missing, sizeof(missing));
+	return e ? e : missing[0] ? -EOPNOTSUPP : 0;
 }
 
 static int spawn(struct tool_run *r, const struct tool_spec *spec)
@@ -296,7 +323,9 @@ int tool_run_start(struct loop *l, const struct tool_spec *spec, tool_done_fn do
 		e = -errno;
 		goto fail;
 	}
-	e = spawn(r, spec);
+	e = set_limits(r->cgroup, spec->limits);
+	if (!e)
+		e = spawn(r, spec);
 	if (!e)
 		e = watch(r, spec);
 	if (e) {

@@ -7,9 +7,11 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "broker_proto.h"
+#include "cglimits.h"
 #include "redact.h"
 
 /* A tool run: argv and env built, then watched in the daemon's loop until it is done. */
@@ -32,6 +34,9 @@ struct tool_spec {
 	unsigned timeout_sec;
 	size_t output_cap;
 	struct redactor *redactor; /* taken over (the secrets of the call) */
+	rlim_t nofile; /* the tool's RLIMIT_NOFILE soft limit: agentd's before it raised its own */
+	const struct limits *limits; /* on the run's cgroup; one that cannot be set fails the run */
+	unsigned int uid, gid; /* 0: run as root; else these, with no supplementary groups */
 };
 
 struct loop;

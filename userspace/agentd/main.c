@@ -42,7 +42,8 @@ static void usage(FILE *out)
 		"              [--tools FILE] [--audit-dir DIR] [-v]\n"
 		"       agentd [--control PATH] [--state-dir DIR] [--audit-dir DIR]\n"
 		"              [--pin-dir DIR] [--cgroup DIR] [--allow-partial]\n"
-		"              [--stream PATH] [--stream-group GROUP] [-v]\n"
+		"              [--stream PATH] [--stream-group GROUP]\n"
+		"              [--proxy-idle-timeout SECONDS] [-v]\n"
 		"       agentd --teardown\n"
 		"\n"
 		"  --probe           report what this kernel can enforce (BPF LSM with a trial\n"
@@ -78,6 +79,9 @@ static void usage(FILE *out)
 		"                    the control socket), root only (0600)\n"
 		"  --stream-group G  the stream socket is 0660 and group G's: its members may\n"
 		"                    subscribe (the socket's directory must let them in)\n"
+		"  --proxy-idle-timeout SECONDS\n"
+		"                    the egress proxy closes a tunnel or forwarded connection\n"
+		"                    silent both ways this long (1-86400, default 600)\n"
 		"  SIGHUP reloads every agent's policy; SIGTERM stops, enforcement stays;\n"
 		"  decisions go to the audit log (and, with -v, one line each on stdout)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
@@ -105,11 +109,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "allow-partial", no_argument, NULL, 'a' },
 		{ "stream", required_argument, NULL, 'L' },
 		{ "stream-group", required_argument, NULL, 'g' },
+		{ "proxy-idle-timeout", required_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	enum log_level level = LOG_INFO;
+	unsigned long v;
+	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "jvh", longopts, NULL)) != -1) {
@@ -173,6 +180,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'g':
 			o->stream_group = optarg;
 			break;
+		case 'I':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || v < 1 ||
+			    v > 86400) {
+				log_err("--proxy-idle-timeout \"%s\": expected seconds, 1 to "
+					"86400\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->proxy_idle_sec = (unsigned)v;
+			break;
 		case 'v':
 			level = LOG_DEBUG;
 			o->verbose = true;
@@ -191,6 +210,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		o->control = DEFAULT_CONTROL;
 	if (!o->state_dir)
 		o->state_dir = DEFAULT_STATE_DIR;
+	if (!o->proxy_idle_sec)
+		o->proxy_idle_sec = DEFAULT_PROXY_IDLE_SEC;
 	/* Without --agent-cgroup, policies come over the control socket, not the command line. */
 	if (optind != argc || (o->policy && o->ndeny) ||
 	    (!o->agent_cgroup && (o->policy || o->ndeny || o->nvars || o->tools)) ||

@@ -12,22 +12,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "broker.h"
 #include "cgroup.h"
 #include "daemon.h"
-
-/* The broker's tools run in cgroups below this one, under agentd's cgroup (broker.c). */
-#define TOOLS_CGROUP_NAME "tools.broker"
 
 int daemon_peer_refused(const struct daemon *d, int fd, char *why, size_t whysz)
 {
 	char rel[PATH_MAX], mnt[PATH_MAX], real[PATH_MAX], path[2 * PATH_MAX + 16];
-	char tools[PATH_MAX + sizeof(TOOLS_CGROUP_NAME) + 1];
+	char tools[PATH_MAX + sizeof(BROKER_TOOLS_CGROUP) + 1];
 	const struct agent *a;
 	pid_t pid;
 	size_t i, k;
 	int err;
 
-	err = cgroup_of_peer(fd, &pid, rel, sizeof(rel));
+	err = cgroup_of_peer(fd, &pid, NULL, rel, sizeof(rel));
 	if (!err)
 		err = cgroup2_mount(mnt, sizeof(mnt));
 	if (err) {
@@ -50,7 +48,7 @@ int daemon_peer_refused(const struct daemon *d, int fd, char *why, size_t whysz)
 			return 1;
 		}
 	}
-	snprintf(tools, sizeof(tools), "%s/%s", d->cgroup, TOOLS_CGROUP_NAME);
+	snprintf(tools, sizeof(tools), "%s/%s", d->cgroup, BROKER_TOOLS_CGROUP);
 	if (cgroup_path_below(path, tools)) {
 		snprintf(why, whysz, "the peer (pid %d), a tool the broker runs", (int)pid);
 		return 1;

@@ -305,7 +305,7 @@ static int spawn(struct daemon *d)
 		/* Nothing of the daemon's (maps, control socket, audit log) stays open here. */
 		if (dup2(sv[1], 3) < 0 || close_range(4, ~0U, 0))
 			_exit(1);
-		proxy_worker_main(3);
+		proxy_worker_main(3, (int)d->o->proxy_idle_sec * 1000);
 	}
 	close(sv[1]);
 	/* Orders are small and the worker reads them at once; a hung worker must not hang the

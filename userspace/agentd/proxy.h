@@ -59,7 +59,8 @@ void proxy_agent_down(struct daemon *d, struct agent *a);
 void proxy_agent_json(struct daemon *d, const struct agent *a, json_t *obj);
 void proxy_status_json(struct daemon *d, json_t *reply);
 
-/* The worker (proxy_worker.c): serves over fd until the daemon closes it. */
-__attribute__((noreturn)) void proxy_worker_main(int fd);
+/* The worker (proxy_worker.c): serves over fd until the daemon closes it. A relayed connection
+ * with no byte either way for idle_ms is closed (why=idle-timeout in its report). */
+__attribute__((noreturn)) void proxy_worker_main(int fd, int idle_ms);
 
 #endif

@@ -59,6 +59,7 @@ struct conn {
 };
 
 static int ctl_fd;
+static int idle_ms; /* a relayed connection silent both ways this long is closed */
 static int listeners[AGENTD_MAX_AGENTS]; /* by agent id; 0: none */
 static struct hostlist *lists[AGENTD_MAX_AGENTS];
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -260,10 +261,13 @@ static int connect_checked(struct conn *c, struct sockaddr_storage *ss, socklen_
 	return 0;
 }
 
-/* Both ways until both sides have finished; a half-close is passed on. */
+/*
+ * Both ways until both sides have finished; a half-close is passed on. Silence both ways for
+ * idle_ms ends the connection: a tunnel nobody uses holds a thread and a slot of the agent's.
+ */
 static void relay(struct conn *c)
 {
-	int fds[2] = { c->cfd, c->ufd }, open = 2, i;
+	int fds[2] = { c->cfd, c->ufd }, open = 2, i, r = 1;
 	struct pollfd pfd[2] = { { .fd = c->cfd, .events = POLLIN },
 				 { .fd = c->ufd, .events = POLLIN } };
 	__u64 *count[2] = { &c->rep.up, &c->rep.down };
@@ -272,7 +276,12 @@ static void relay(struct conn *c)
 
 	if (!buf)
 		return;
-	while (open && poll(pfd, 2, -1) > 0) {
+	while (open && (r = poll(pfd, 2, idle_ms)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
 		for (i = 0; i < 2; i++) {
 			if (pfd[i].fd < 0 || !pfd[i].revents)
 				continue;
@@ -286,6 +295,11 @@ static void relay(struct conn *c)
 			pfd[i].fd = -1;
 			shutdown(fds[!i], SHUT_WR);
 		}
+	}
+	if (open && r == 0) {
+		snprintf(c->rep.why, sizeof(c->rep.why), "idle-timeout");
+		shutdown(c->cfd, SHUT_RDWR);
+		shutdown(c->ufd, SHUT_RDWR);
 	}
 	free(buf);
 }
@@ -598,7 +612,7 @@ static int confine(void)
 	return err;
 }
 
-void proxy_worker_main(int fd)
+void proxy_worker_main(int fd, int idle)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 }, evs[32];
 	int ep, n, i, err;
@@ -606,6 +620,7 @@ void proxy_worker_main(int fd)
 	pid_t daemon = getppid();
 
 	ctl_fd = fd;
+	idle_ms = idle;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);

@@ -102,6 +102,9 @@ static int get_args(json_t *args, struct broker_error *err)
 			    BROKER_ARGS_MAX);
 	json_object_foreach(args, key, v)
 	{
+		if (strlen(key) > BMSG_ARG_NAME_MAX)
+			return fail(err, BROKER_E_REQUEST, "\"args\": names are at most %d bytes",
+				    BMSG_ARG_NAME_MAX);
 		if (!json_is_string(v) && !json_is_integer(v) && !json_is_boolean(v))
 			return fail(err, BROKER_E_REQUEST,
 				    "\"args\": \"%.32s\" must be a string, an integer or a boolean",
@@ -176,6 +179,173 @@ json_t *broker_request_json(const struct broker_request *req)
 	if (doc && req->id >= 0)
 		json_object_set_new(doc, "id", json_integer(req->id));
 	return doc;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The bytes of an argument's value, in the encoding of struct bmsg_arg; false if none. */
+static bool arg_value(const json_t *v, struct bmsg_arg *a, const void **data, __s64 *num,
+		      __u8 *flag)
+{
+	if (json_is_string(v)) {
+		*a = (struct bmsg_arg){ BMSG_ARG_STRING, 0, 0, (__u32)json_string_length(v) };
+		*data = json_string_value(v);
+	} else if (json_is_integer(v)) {
+		*num = json_integer_value(v);
+		*a = (struct bmsg_arg){ BMSG_ARG_INTEGER, 0, 0, sizeof(*num) };
+		*data = num;
+	} else if (json_is_boolean(v)) {
+		*flag = json_is_true(v);
+		*a = (struct bmsg_arg){ BMSG_ARG_BOOLEAN, 0, 0, 1 };
+		*data = flag;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+int broker_request_encode(const struct broker_request *req, char **out, size_t *outlen)
+{
+	struct bmsg_request h = { .id = req->id < 0 ? -1 : req->id };
+	const char *keys[BROKER_ARGS_MAX], *key;
+	size_t n = 0, len = sizeof(h), i, tl = strlen(req->tool);
+	const void *data;
+	struct bmsg_arg a;
+	__s64 num;
+	__u8 flag;
+	char *buf, *p;
+	json_t *v;
+
+	*out = NULL;
+	if (json_object_size(req->args) > BROKER_ARGS_MAX || !tl || tl > TOOL_NAME_MAX)
+		return -EINVAL;
+	json_object_foreach(req->args, key, v)
+	{
+		if (strlen(key) > BMSG_ARG_NAME_MAX || !arg_value(v, &a, &data, &num, &flag))
+			return -EINVAL;
+		keys[n++] = key;
+		len += sizeof(a) + strlen(key) + a.value_len;
+	}
+	qsort(keys, n, sizeof(keys[0]), cmp_key);
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	h.nargs = n;
+	h.tool_len = tl;
+	memcpy(h.tool, req->tool, tl);
+	memcpy(buf, &h, sizeof(h));
+	p = buf + sizeof(h);
+	for (i = 0; i < n; i++) {
+		arg_value(json_object_get(req->args, keys[i]), &a, &data, &num, &flag);
+		a.name_len = (__u8)strlen(keys[i]);
+		memcpy(p, &a, sizeof(a));
+		memcpy(p + sizeof(a), keys[i], a.name_len);
+		memcpy(p + sizeof(a) + a.name_len, data, a.value_len);
+		p += sizeof(a) + a.name_len + a.value_len;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+static bool all_zero(const char *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+/* Names strictly ascending, bytewise (a prefix first): sorted, and no two alike. */
+static bool after(const char *name, size_t len, const char *prev, size_t prev_len)
+{
+	int c = memcmp(prev, name, len < prev_len ? len : prev_len);
+
+	return c < 0 || (c == 0 && prev_len < len);
+}
+
+/* One argument at *p (advanced past it) into req->args. */
+static int decode_arg(const char **p, const char *end, unsigned i, const char **prev,
+		      size_t *prev_len, struct broker_request *req, struct broker_error *err)
+{
+	char name[BMSG_ARG_NAME_MAX + 1];
+	struct bmsg_arg a;
+	const char *v;
+	json_t *val = NULL;
+	__s64 num;
+
+	if ((size_t)(end - *p) < sizeof(a))
+		return fail(err, BROKER_E_REQUEST, "argument %u: truncated", i);
+	memcpy(&a, *p, sizeof(a));
+	*p += sizeof(a);
+	if (a.pad || (size_t)(end - *p) < a.name_len ||
+	    (size_t)(end - *p) - a.name_len < a.value_len)
+		return fail(err, BROKER_E_REQUEST, "argument %u: truncated or padded", i);
+	if (memchr(*p, '\0', a.name_len) || (i && !after(*p, a.name_len, *prev, *prev_len)))
+		return fail(err, BROKER_E_REQUEST, "argument %u: a NUL, or out of order", i);
+	memcpy(name, *p, a.name_len);
+	name[a.name_len] = '\0';
+	*prev = *p;
+	*prev_len = a.name_len;
+	v = *p + a.name_len;
+	*p = v + a.value_len;
+	switch (a.type) {
+	case BMSG_ARG_STRING:
+		/* json_stringn() refuses what is not UTF-8; JSON text never held a NUL. */
+		val = memchr(v, '\0', a.value_len) ? NULL : json_stringn(v, a.value_len);
+		break;
+	case BMSG_ARG_INTEGER:
+		if (a.value_len == sizeof(num)) {
+			memcpy(&num, v, sizeof(num));
+			val = json_integer(num);
+		}
+		break;
+	case BMSG_ARG_BOOLEAN:
+		if (a.value_len == 1 && (v[0] == 0 || v[0] == 1))
+			val = json_boolean(v[0]);
+		break;
+	}
+	/* json_object_set_new() refuses a name that is not UTF-8 (and takes val either way). */
+	if (!val || json_object_set_new(req->args, name, val))
+		return fail(err, BROKER_E_REQUEST, "argument %u: a bad type, value or name", i);
+	return 0;
+}
+
+int broker_request_decode(const void *buf, size_t len, struct broker_request *req,
+			  struct broker_error *err)
+{
+	const char *p = (const char *)buf + sizeof(struct bmsg_request),
+		   *end = (const char *)buf + len;
+	const char *prev = NULL;
+	struct bmsg_request h;
+	size_t prev_len = 0;
+	unsigned i;
+	int e = 0;
+
+	memset(req, 0, sizeof(*req));
+	req->id = -1;
+	if (len < sizeof(h))
+		return fail(err, BROKER_E_REQUEST, "a request of %zu bytes, under its header", len);
+	memcpy(&h, buf, sizeof(h));
+	if (h.id < -1 || h.id > BROKER_ID_MAX || h.nargs > BROKER_ARGS_MAX ||
+	    h.tool_len > TOOL_NAME_MAX || !tool_name_valid(h.tool, h.tool_len) ||
+	    !all_zero(h.tool + h.tool_len, TOOL_NAME_MAX - h.tool_len))
+		return fail(err, BROKER_E_REQUEST, "a request header out of range");
+	req->id = h.id;
+	memcpy(req->tool, h.tool, h.tool_len);
+	req->args = json_object();
+	if (!req->args)
+		return fail(err, BROKER_E_FAILED, "out of memory");
+	for (i = 0; !e && i < h.nargs; i++)
+		e = decode_arg(&p, end, i, &prev, &prev_len, req, err);
+	if (!e && p != end)
+		e = fail(err, BROKER_E_REQUEST, "%zu bytes after the arguments", (size_t)(end - p));
+	if (e)
+		broker_request_free(req);
+	return e;
 }
 
 static const struct tool_arg *find_arg(const struct tool *t, const char *name)
@@ -361,8 +531,13 @@ json_t *broker_reply_ok(long long id, int exit_code, struct broker_output out,
 
 json_t *broker_reply_error(long long id, const char *code, const char *message)
 {
-	return json_pack("{s:o, s:b, s:{s:s, s:s}}", "id", id_json(id), "ok", 0, "error", "code",
-			 code, "message", message);
+	/* A message may quote a cut key: made valid text like output. */
+	json_t *msg = text_json((struct broker_output){ message, strlen(message) });
+
+	if (!msg)
+		return NULL;
+	return json_pack("{s:o, s:b, s:{s:s, s:o}}", "id", id_json(id), "ok", 0, "error", "code",
+			 code, "message", msg);
 }
 
 static int reply_text(json_t *root, const char *key, char **out, size_t *len,

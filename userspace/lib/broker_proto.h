@@ -118,12 +118,13 @@ void broker_reply_free(struct broker_reply *r);
 enum bmsg_type {
 	/* root -> worker */
 	MSG_CONN = 1, /* a checked connection (the fd), known from now on as conn */
-	MSG_REPLY, /* a reply frame (header included) to send on conn */
-	MSG_CLOSE, /* close conn */
+	MSG_REPLY, /* reply bytes (whole frames, or the tail of one) to send on conn, in order */
+	MSG_CLOSE, /* close conn once what it holds for it is sent */
 	/* worker -> root */
-	MSG_REQUEST, /* a request in canonical JSON (no frame header) */
-	MSG_REFUSED, /* a frame the worker refused and answered: struct bmsg_refused */
-	MSG_CLOSED, /* the agent closed conn */
+	MSG_REQUEST, /* a request: struct bmsg_request and its arguments */
+	MSG_REFUSED, /* a frame the worker refused: struct bmsg_refused; root replies */
+	MSG_CLOSED, /* the agent closed conn (or the worker did) */
+	MSG_DRAINED, /* a __u64: every reply byte handed over for conn so far is sent */
 };
 
 struct bmsg {
@@ -135,9 +136,46 @@ struct bmsg {
 struct bmsg_refused {
 	__u64 len; /* of the refused payload */
 	unsigned char sha256[32];
-	long long id;
+	long long id; /* -1: none */
+	__u32 close; /* 1: the framing is lost; root replies, then closes conn */
+	__u32 pad;
 	struct broker_error err;
 };
+_Static_assert(sizeof(struct bmsg_refused) == 8 + 32 + 8 + 8 + 32 + 256, "bmsg_refused layout");
+
+/*
+ * A request from the worker, binary so that the root side parses no JSON: fixed fields, then
+ * nargs arguments, each a struct bmsg_arg, its name_len name bytes and value_len value bytes,
+ * in strictly ascending bytewise order of names (so no two alike, and one encoding per request).
+ * string: UTF-8, no NUL; integer: 8 bytes, a __s64 in host order; boolean: 1 byte, 0 or 1.
+ * Padding and the tool's unused bytes are zero. broker_request_decode() checks all of it.
+ */
+struct bmsg_request {
+	__s64 id; /* -1: none; else 0 to BROKER_ID_MAX */
+	__u32 nargs; /* at most BROKER_ARGS_MAX */
+	__u32 tool_len; /* 1 to TOOL_NAME_MAX, a tool name */
+	char tool[TOOL_NAME_MAX];
+};
+_Static_assert(sizeof(struct bmsg_request) == 8 + 4 + 4 + TOOL_NAME_MAX, "bmsg_request layout");
+
+enum bmsg_arg_type { BMSG_ARG_STRING = 1, BMSG_ARG_INTEGER, BMSG_ARG_BOOLEAN };
+#define BMSG_ARG_NAME_MAX 255
+
+struct bmsg_arg {
+	__u8 type; /* enum bmsg_arg_type */
+	__u8 name_len;
+	__u16 pad;
+	__u32 value_len;
+};
+_Static_assert(sizeof(struct bmsg_arg) == 8, "bmsg_arg layout");
+
+/* A parsed request as a MSG_REQUEST payload, malloc'ed. Returns 0, -ENOMEM, or -EINVAL for
+ * what the encoding cannot carry (an argument name over BMSG_ARG_NAME_MAX bytes). */
+int broker_request_encode(const struct broker_request *req, char **out, size_t *outlen);
+/* Checks and decodes a MSG_REQUEST payload (untrusted: the worker's). Returns 0, or -EINVAL
+ * with err saying what is wrong. Free with broker_request_free(). */
+int broker_request_decode(const void *buf, size_t len, struct broker_request *req,
+			  struct broker_error *err);
 
 #define BMSG_MAX (BROKER_HDR + BROKER_REPLY_MAX)
 #define BROKER_CONNS_MAX 256 /* connections of one agent */

@@ -169,7 +169,7 @@ static int proc_cgroup(pid_t pid, char *out, size_t outsz)
 	return -ENOENT;
 }
 
-int cgroup_of_peer(int fd, pid_t *pid, char *cg, size_t cgsz)
+int cgroup_of_peer(int fd, pid_t *pid, uid_t *uid, char *cg, size_t cgsz)
 {
 	struct ucred uc;
 	socklen_t len = sizeof(uc);
@@ -182,6 +182,8 @@ int cgroup_of_peer(int fd, pid_t *pid, char *cg, size_t cgsz)
 	if (uc.pid <= 0)
 		return -ESRCH;
 	*pid = uc.pid;
+	if (uid)
+		*uid = uc.uid;
 	len = sizeof(pidfd);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len))
 		pidfd = -1; /* before 6.5: the pid alone */

@@ -31,11 +31,12 @@ int cgroup_write(const char *path, const char *text);
 /*
  * The cgroup v2 of the process at the other end of a connected unix socket: its path as
  * /proc/<pid>/cgroup gives it (below the cgroup2 mount, in the caller's cgroup namespace) in
- * cg, and its pid in *pid. The pid comes from SO_PEERCRED and is pinned with SO_PEERPIDFD where
- * the kernel has it (6.5+), so that what is read is still the peer's. Returns 0, -ESRCH when the
- * peer is gone (or its pid names another process by now), or -errno.
+ * cg, its pid and uid in *pid and *uid (uid may be NULL). The pid comes from SO_PEERCRED and is
+ * pinned with SO_PEERPIDFD where the kernel has it (6.5+), so that what is read is still the
+ * peer's. Returns 0, -ESRCH when the peer is gone (or its pid names another process by now), or
+ * -errno.
  */
-int cgroup_of_peer(int fd, pid_t *pid, char *cg, size_t cgsz);
+int cgroup_of_peer(int fd, pid_t *pid, uid_t *uid, char *cg, size_t cgsz);
 /* Whether path is top or below it, component-wise. */
 int cgroup_path_below(const char *path, const char *top);
 

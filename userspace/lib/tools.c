@@ -13,7 +13,9 @@ struct ctx {
 };
 
 static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin", "args",
-					 "timeout", "output_cap", "env",  "secrets", NULL };
+					 "timeout", "output_cap", "env",  "secrets", "limits",
+					 "uid",	    "gid",	  NULL };
+static const char *const limit_keys[] = { "cpu", "memory", "pids", NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
@@ -404,6 +406,73 @@ static void parse_effect(struct ctx *c, const char *ptr, const json_t *o, struct
 	t->effect = e < 0 ? TOOL_ACTUATE : (enum tool_effect)e;
 }
 
+/* "limits": {"cpu": cores, "memory": bytes or "256M", "pids": n}, as in a policy's limits. */
+static void parse_limits(struct ctx *c, const char *at, const json_t *o, struct limits *l)
+{
+	static const unsigned long long mem_mult[] = { 1ULL << 10, 1ULL << 20, 1ULL << 30 };
+	char el[JPTR_MAX], found[80];
+	unsigned long long v = 0;
+	json_t *e;
+	double cpu;
+
+	jdoc_check_keys(c->errs, c->d, at, o, limit_keys);
+	jptr_key(el, at, "cpu");
+	e = json_object_get(o, "cpu");
+	cpu = json_is_number(e) ? json_number_value(e) : 0;
+	if (e && !(cpu >= 0.001 && cpu <= TOOL_CPU_CORES_MAX))
+		jdoc_err(c->errs, c->d, el, "expected a number of cores from 0.001 to %d; found %s",
+			 TOOL_CPU_CORES_MAX, jdoc_found(e, found, sizeof(found)));
+	else if (e)
+		l->cpu_millicores = (__u32)(cpu * 1000 + 0.5);
+	jptr_key(el, at, "memory");
+	e = json_object_get(o, "memory");
+	if (json_is_string(e))
+		v = jdoc_scaled(json_string_value(e), "KMG", mem_mult, TOOL_MEMORY_MAX);
+	else if (json_is_integer(e) && json_integer_value(e) > 0)
+		v = json_integer_value(e);
+	if (e && (!v || v > TOOL_MEMORY_MAX))
+		jdoc_err(c->errs, c->d, el,
+			 "expected a size as bytes or \"512M\" (K, M, G: powers of 1024), at most "
+			 "1P; found %s",
+			 jdoc_found(e, found, sizeof(found)));
+	else if (e)
+		l->memory_bytes = v;
+	jptr_key(el, at, "pids");
+	e = json_object_get(o, "pids");
+	if (e && (!json_is_integer(e) || json_integer_value(e) < 1 ||
+		  json_integer_value(e) > TOOL_PIDS_MAX))
+		jdoc_err(c->errs, c->d, el, "expected an integer from 1 to %d; found %s",
+			 TOOL_PIDS_MAX, jdoc_found(e, found, sizeof(found)));
+	else if (e)
+		l->pids = json_integer_value(e);
+}
+
+/* "uid" and "gid" (default: the uid): the ids an exec tool runs as, instead of root. */
+static void parse_ids(struct ctx *c, const char *ptr, const json_t *o, struct tool *t, bool builtin)
+{
+	static const char *const keys[] = { "uid", "gid" };
+	unsigned int *ids[] = { &t->uid, &t->gid };
+	char at[JPTR_MAX], found[80];
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		v = field(c, ptr, o, keys[i], JSON_INTEGER, "an integer id", at);
+		if (v && builtin)
+			jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no %s",
+				 keys[i]);
+		else if (v && (json_integer_value(v) < 1 || json_integer_value(v) > TOOL_ID_MAX))
+			jdoc_err(c->errs, c->d, at, "expected an id from 1 to %u; found %s",
+				 TOOL_ID_MAX, jdoc_found(v, found, sizeof(found)));
+		else if (v)
+			*ids[i] = (unsigned int)json_integer_value(v);
+	}
+	if (t->gid && !t->uid)
+		jdoc_err(c->errs, c->d, ptr, "a gid without a uid: the tool would keep root's uid");
+	if (t->uid && !t->gid)
+		t->gid = t->uid;
+}
+
 static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
 {
 	char at[JPTR_MAX], found[80];
@@ -471,6 +540,12 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 	if (v)
 		t->secrets = string_list(c, at, v, &t->n_secrets, env_name_ok,
 					 "a variable name matching [A-Z_][A-Z0-9_]*");
+	parse_ids(c, ptr, o, t, has_builtin);
+	v = field(c, ptr, o, "limits", JSON_OBJECT, "an object", at);
+	if (v && has_builtin)
+		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no limits");
+	else if (v)
+		parse_limits(c, at, v, &t->limits);
 }
 
 static void parse_registry(struct ctx *c, struct tools_registry *reg)

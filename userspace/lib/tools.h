@@ -4,6 +4,7 @@
 #define AGENTD_TOOLS_H
 
 #include <stddef.h>
+#include "cglimits.h"
 #include "jsondoc.h"
 
 #define TOOL_NAME_MAX 64
@@ -12,6 +13,10 @@
 #define TOOL_OUTPUT_CAP_DEFAULT 65536
 #define TOOL_OUTPUT_CAP_MAX (16 << 20)
 #define TOOL_ARG_MAX_LENGTH_DEFAULT 4096
+#define TOOL_CPU_CORES_MAX 1024
+#define TOOL_MEMORY_MAX (1ULL << 50)
+#define TOOL_PIDS_MAX 4194304
+#define TOOL_ID_MAX 4294967294U /* (uid_t)-1 means "unchanged" to setresuid() */
 
 /* What a tool does to the world: report-only policies may not grant TOOL_ACTUATE. */
 enum tool_effect { TOOL_OBSERVE, TOOL_REPORT, TOOL_ACTUATE };
@@ -40,6 +45,9 @@ struct tool {
 	size_t n_env;
 	char **secrets; /* names of secrets the broker passes as environment variables */
 	size_t n_secrets;
+	/* On each run's cgroup: cpu, memory, pids (0: none); wall_clock unused. */
+	struct limits limits;
+	unsigned int uid, gid; /* the run's ids, no supplementary groups; 0: root's (agentd's) */
 };
 
 struct tools_registry {
