@@ -402,6 +402,55 @@ TEST(stream_subscribers_get_records_live_and_filtered)
 	close(lfd);
 }
 
+/* From inside an agent: subscribe to the stream as root. 1 when agentd refuses with its error
+ * line, 2 when the kernel refused the connect (EPERM, BPF LSM), 100+ otherwise. */
+static int subscribe_from_inside(void *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pollfd pfd = { .events = POLLIN };
+	char buf[512] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", (const char *)path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 100;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return errno == EPERM ? 2 : 101;
+	if (send(fd, "kind=lifecycle\n", 15, MSG_NOSIGNAL) < 0 && errno != EPIPE &&
+	    errno != ECONNRESET)
+		return 102;
+	pfd.fd = fd;
+	if (poll(&pfd, 1, WAIT_MS) <= 0)
+		return 103; /* subscribed and silent: not refused */
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (n > 0)
+		buf[n] = '\0';
+	return !strncmp(buf, "error: refused: ", 16) ? 1 : 104;
+}
+
+/* An agent running as root does not read the stream (every agent's records), whatever the
+ * socket's mode; root outside still does. */
+TEST(stream_refuses_agents_even_as_root)
+{
+	struct env *e = setup();
+	char cg[PATH_MAX + 64];
+	struct probe pr;
+	struct sub *s;
+
+	probe_kernel(&pr);
+	start_agentd(e);
+	add_agent(e, "t-peek");
+	snprintf(cg, sizeof(cg), "%s/t-peek", e->cgroup);
+	ASSERT_EQ(run_in_cgroup(cg, subscribe_from_inside, e->stream, NULL),
+		  probe_bpf_lsm_ok(&pr) ? 2 : 1);
+	s = subscribe(e->stream, "kind=lifecycle");
+	add_agent(e, "t-peek2");
+	ASSERT(sub_wait(s, "agent-add"));
+}
+
 TEST(stream_drops_a_stalled_subscriber_and_the_file_keeps_everything)
 {
 	const char *net[] = { "\"kind\":\"net\"", "\"agent\":1,", "\"decision\":\"deny\"", NULL };

@@ -128,6 +128,15 @@ void stream_committed(void *ctx, const char *lines, size_t len)
 		audit_stream_publish(d->stream->subs, lines, len);
 }
 
+/* No agent and no tool subscribes, whatever its uid or group (peer.c). */
+static int admit_peer(void *ctx, int fd, char *why, size_t whysz)
+{
+	if (!daemon_peer_refused(ctx, fd, why, whysz))
+		return 0;
+	log_warn("audit stream: refusing %s\n", why);
+	return 1;
+}
+
 int stream_open(struct daemon *d)
 {
 	struct stream *s = calloc(1, sizeof(*s));
@@ -141,8 +150,10 @@ int stream_open(struct daemon *d)
 		default_path(d->o, s->path, sizeof(s->path));
 	s->fd = listen_on(s->path, d->o->stream_group);
 	err = s->fd < 0 ? s->fd : audit_stream_open(&s->subs, s->fd, 0);
-	if (!err)
+	if (!err) {
+		audit_stream_set_admit(s->subs, admit_peer, d);
 		err = loop_add(d->loop, audit_stream_fd(s->subs), EPOLLIN, on_ready, s);
+	}
 	if (err) {
 		log_err("audit stream socket %s: %s\n", s->path, strerror(-err));
 		audit_stream_close(s->subs);

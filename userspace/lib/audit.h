@@ -269,6 +269,10 @@ struct audit_stream;
  * with an outgoing buffer of at most buf_cap bytes (0: 1 MiB).
  */
 int audit_stream_open(struct audit_stream **out, int listen_fd, size_t buf_cap);
+/* Every later subscriber is refused (one "error: ..." line, then closed) when admit says so: 1
+ * with why, or 0. */
+void audit_stream_set_admit(struct audit_stream *s,
+			    int (*admit)(void *ctx, int fd, char *why, size_t whysz), void *ctx);
 /* The fd to poll for POLLIN (new subscribers, filters, hang-ups). */
 int audit_stream_fd(const struct audit_stream *s);
 /*

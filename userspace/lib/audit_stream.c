@@ -38,7 +38,16 @@ struct audit_stream {
 	struct sub **subs;
 	size_t n;
 	__u64 dropped; /* not yet reported */
+	int (*admit)(void *ctx, int fd, char *why, size_t whysz);
+	void *admit_ctx;
 };
+
+void audit_stream_set_admit(struct audit_stream *s,
+			    int (*admit)(void *ctx, int fd, char *why, size_t whysz), void *ctx)
+{
+	s->admit = admit;
+	s->admit_ctx = ctx;
+}
 
 int audit_stream_open(struct audit_stream **out, int listen_fd, size_t buf_cap)
 {
@@ -190,9 +199,18 @@ static int accept_one(struct audit_stream *s)
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct sub *sub, **subs;
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	char why[256], line[300];
+	int n;
 
 	if (fd < 0)
 		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
+	if (s->admit && s->admit(s->admit_ctx, fd, why, sizeof(why))) {
+		n = snprintf(line, sizeof(line), "error: refused: %s\n", why);
+		send(fd, line, n < (int)sizeof(line) ? n : (int)sizeof(line) - 1,
+		     MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(fd);
+		return 1;
+	}
 	if (s->n == SUBS_MAX) {
 		send(fd, "error: too many subscribers\n", 28, MSG_DONTWAIT | MSG_NOSIGNAL);
 		close(fd);
