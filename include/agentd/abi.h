@@ -276,4 +276,12 @@ _Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout
 #define AGENTD_REASON_NOT_OWN_SOCKET 11 /* another agent's broker socket */
 #define AGENTD_MAX_BROKER_SOCKETS AGENTD_MAX_AGENTS
 
+/*
+ * Cgroup writes are reported by the hook that saw them, in self events: file_open (arg: the
+ * open flags), the path hooks, inode_setxattr/removexattr, and these two. AGENTD_HOOK_CGROUP_WRITE
+ * (inode_permission, once per path component of every lookup) is no longer emitted.
+ */
+#define AGENTD_HOOK_TASK_ALLOC 47 /* clone3(CLONE_INTO_CGROUP); arg: the flags' high 32 bits */
+#define AGENTD_HOOK_FILE_RECEIVE 48 /* a writable cgroup file received; arg: its open flags */
+
 #endif /* AGENTD_ABI_H */
