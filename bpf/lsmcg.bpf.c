@@ -24,3 +24,21 @@ int BPF_PROG(cgroup_file_open, struct file *file)
 {
 	return cgroup_verdict(file_open_verdict(file) != 0);
 }
+
+/*
+ * For bench_open's before/after comparison only: the guard agentd had before self-protection
+ * moved into the once-per-operation hooks, inode_permission denying agents write permission
+ * on cgroup file system objects. It runs once per path component of every lookup.
+ */
+#define MAY_WRITE 0x2
+#define MAY_APPEND 0x8
+
+SEC("lsm/inode_permission")
+int BPF_PROG(old_inode_permission, struct inode *inode, int mask, int ret)
+{
+	if (ret || !(mask & (MAY_WRITE | MAY_APPEND)))
+		return ret;
+	if (!on_cgroupfs(BPF_CORE_READ(inode, i_sb)))
+		return 0;
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, mask);
+}

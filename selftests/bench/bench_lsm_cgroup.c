@@ -105,28 +105,11 @@ static int load(struct bench *b, const char *agent_cg)
 	const struct file_rule files[] = { { "/", AGENTD_RIGHTS_ALL } };
 	const struct ruleset rs = { .files = files, .nfiles = 1 };
 	struct enforcer_opts opts = { .lsm = true };
-	struct bpf_map *map;
-	int err, failed, fd;
+	int err, failed;
 	__u32 gen;
 
 	err = enforcer_load(&b->e, &opts);
-	if (err)
-		return err;
-	b->skel = lsmcg_bpf__open();
-	if (!b->skel)
-		return -errno;
-	bpf_object__for_each_map(map, b->skel->obj)
-	{
-		if (bpf_map__is_internal(map))
-			continue;
-		fd = enforcer_map_fd(b->e, bpf_map__name(map));
-		if (fd < 0)
-			return fd;
-		err = bpf_map__reuse_fd(map, fd);
-		if (err)
-			return err;
-	}
-	err = lsmcg_bpf__load(b->skel);
+	err = err ?: bench_lsmcg_load(b->e, &b->skel);
 	err = err ?: rules_apply(b->e, AGENT, &rs, &gen, &failed);
 	return err ?: enforcer_add_cgroup(b->e, agent_cg, AGENT);
 }
@@ -144,7 +127,8 @@ static int run(struct bench *b)
 			err = attach(b, c->attach);
 			if (err)
 				return err;
-			c->samples[r] = bench_open_close(b->cg_fd[c->agent], b->target, OPS);
+			c->samples[r] =
+				bench_run(b->cg_fd[c->agent], bench_op_open_close, b->target, OPS);
 			if (c->samples[r] < 0)
 				return -EIO;
 		}
