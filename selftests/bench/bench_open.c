@@ -24,10 +24,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -123,12 +125,32 @@ static int setup_files(struct bench *b)
 	return touch(b->shallow) ?: touch(b->deep);
 }
 
+/* The guest's loopback comes up down. */
+static int lo_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		err = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (!err && ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 /* A UDP socket on 127.0.0.1 made the agent's endpoint: the agent may connect to it. */
 static int setup_udp(struct bench *b)
 {
 	socklen_t len = sizeof(b->udp);
 	__u8 addr[16] = { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 };
+	int err = lo_up();
 
+	if (err)
+		return err;
 	b->udp = (struct sockaddr_in){ .sin_family = AF_INET,
 				       .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	b->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
