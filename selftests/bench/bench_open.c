@@ -9,8 +9,9 @@
  * under these conditions, interleaved round by round (rotating which goes first), medians over
  * rounds, ratios against "none" of the same loop:
  *   none          no program attached
- *   outside       every program of agentd attached (LSM globally, cgroup-BPF to the agent's
- *                 cgroup); the task belongs to no agent
+ *   outside       agentd's LSM programs attached; the task belongs to no agent (and is not in
+ *                 the agent's cgroup, where agentd's cgroup-BPF programs stay attached: the
+ *                 enforcer attaches them once, as agentd does)
  *   inside        attached; an agent's task; 12 rules ("/" all rights, /bin read and exec, 10
  *                 denies on other files); the walk from the target crosses /tmp's mount to "/"
  *   outside_old   outside, plus the inode_permission guard agentd had before (lsmcg.bpf.c): what
@@ -86,7 +87,6 @@ struct bench {
 	struct lsmcg_bpf *old;
 	struct bpf_link *old_link;
 	int cg_fd[2]; /* plain, agent */
-	bool cg_attached;
 	char shallow[64], deep[PATH_MAX];
 	struct sockaddr_in udp;
 	int udp_fd;
@@ -181,7 +181,8 @@ static int setup_rules(struct bench *b, const char *agent_cg)
 		files[i + 2] = (struct file_rule){ paths[i], 0 };
 	}
 	err = rules_apply(b->e, AGENT, &rs, &b->gen, &failed);
-	return err ?: enforcer_add_cgroup(b->e, agent_cg, AGENT);
+	err = err ?: enforcer_add_cgroup(b->e, agent_cg, AGENT);
+	return err ?: enforcer_attach_cgroup(b->e, b->cg_fd[1]);
 }
 
 /* 100,000 rules on objects that do not exist (device 0xfffff): only the map's size changes. */
@@ -209,9 +210,6 @@ static int big_rules(struct bench *b, bool add)
 static void detach(struct bench *b)
 {
 	enforcer_detach_lsm(b->e);
-	if (b->cg_attached)
-		enforcer_detach_cgroup(b->e, b->cg_fd[1]);
-	b->cg_attached = false;
 	bpf_link__destroy(b->old_link);
 	b->old_link = NULL;
 }
@@ -226,10 +224,6 @@ static int attach(struct bench *b, const struct cond *c)
 	err = enforcer_attach_lsm(b->e);
 	if (err)
 		return err;
-	err = enforcer_attach_cgroup(b->e, b->cg_fd[1]);
-	if (err)
-		return err;
-	b->cg_attached = true;
 	if (c->old) {
 		b->old_link = bpf_program__attach_lsm(b->old->progs.old_inode_permission);
 		if (!b->old_link)
