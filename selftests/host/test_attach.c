@@ -842,6 +842,37 @@ static int pins_for(struct env *e, const char *path)
 	return atoi(out);
 }
 
+/* The same for a foreign cgroup: a process below it holding a writable cgroup file refuses the
+ * attach, and the cgroup is not the agent's (its processes reach loopback as before). */
+TEST(attach_cgroup_refuses_a_process_holding_a_writable_cgroup_fd)
+{
+	struct env *e = setup();
+	char out[8192], foreign[PATH_MAX], below[PATH_MAX], procs[PATH_MAX + 16];
+	struct worker *w;
+	int lfd, port, fd;
+
+	test_cgroup(foreign, sizeof(foreign));
+	test_cgroup_in(foreign, below, sizeof(below));
+	start_agentd(e);
+	add_agent(e, "t-cgfd");
+	lfd = test_loopback_listener(&port);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", below);
+	fd = open(procs, O_WRONLY); /* no O_CLOEXEC: the worker inherits it */
+	ASSERT_OK(fd);
+	w = worker_start(below, NULL);
+	close(fd);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-cgfd", "--cgroup", foreign,
+			       "--allow-partial", "--json", NULL),
+		  1);
+	if (!strstr(out, "holds a cgroup file open for writing") || !strstr(out, procs))
+		FAIL("attach --cgroup: %s", out);
+	ASSERT_EQ(worker_connect(w, port), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "info", "t-cgfd", "--json", NULL), 0);
+	if (strstr(out, foreign))
+		FAIL("agent info lists %s: %s", foreign, out);
+	close(lfd);
+}
+
 TEST(attach_cgroup_puts_a_foreign_cgroup_under_the_agent_and_survives_a_restart)
 {
 	struct env *e = setup();

@@ -15,7 +15,9 @@
  *
  * --cgroup: a cgroup outside agentd's tree (a container's) becomes one of the agent's: the
  * cgroup-BPF programs are attached to it first (they ignore tasks of no agent), then it is
- * registered, then recorded in the agent's state so that a restarted agentd re-adopts it.
+ * registered, then its processes are checked as above (one holding a cgroup file open for
+ * writing undoes the registration and refuses), then it is recorded in the agent's state so
+ * that a restarted agentd re-adopts it.
  * Resource limits are not applied to it: it is not agentd's to limit.
  */
 #include <ctype.h>
@@ -600,6 +602,45 @@ static int release_cgroup(struct daemon *d, const char *path)
 	return err;
 }
 
+/*
+ * Whether a process in the cgroup tree at dir holds a cgroup file open for writing: 1 (*pid,
+ * *fd, name say which), 0, or -errno. Registered first, the tree's processes can acquire no
+ * such file any more, so this sees all they hold.
+ */
+static int tree_holds(const char *dir, int level, int *pid, int *fd, char *name, size_t namesz)
+{
+	char path[PATH_MAX + 16], line[32];
+	struct dirent *de;
+	int r = 0;
+	DIR *d;
+	FILE *f;
+
+	if (level > AGENTD_MAX_CGROUP_LEVEL)
+		return -ELOOP;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno; /* removed meanwhile */
+	while (!r && fgets(line, sizeof(line), f)) {
+		*pid = atoi(line);
+		r = holds_writable_cgroup(*pid, fd, name, namesz);
+	}
+	fclose(f);
+	d = opendir(dir);
+	if (!d)
+		return r ? r : errno == ENOENT ? 0 : -errno;
+	while (!r && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= PATH_MAX)
+			r = -ENAMETOOLONG;
+		else
+			r = tree_holds(path, level + 1, pid, fd, name, namesz);
+	}
+	closedir(d);
+	return r;
+}
+
 /* Refuses what would confine agentd, overlap another agent, or is not a cgroup. */
 static json_t *check_cgroup(struct daemon *d, const struct control_request *req, const char *root,
 			    const char *real)
@@ -633,10 +674,10 @@ static json_t *check_cgroup(struct daemon *d, const struct control_request *req,
 
 static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct control_request *req)
 {
-	char root[PATH_MAX], real[PATH_MAX], what[PATH_MAX + 16];
+	char root[PATH_MAX], real[PATH_MAX], what[PATH_MAX + 16], name[PATH_MAX];
+	int err, pid = 0, fd = -1;
 	const char *doing;
 	json_t *reply;
-	int err;
 
 	err = cgroup2_mount(root, sizeof(root));
 	if (err)
@@ -666,6 +707,18 @@ static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct con
 			     AGENTD_MAX_CGROUP_LEVEL);
 	if (err)
 		return error(req, CONTROL_E_FAILED, "%s %s: %s", doing, real, strerror(-err));
+	err = tree_holds(real, 0, &pid, &fd, name, sizeof(name));
+	if (err) {
+		release_cgroup(d, real);
+		if (err < 0)
+			return error(req, CONTROL_E_FAILED, "the processes of %s: %s", real,
+				     strerror(-err));
+		return error(
+			req, CONTROL_E_REFUSED,
+			"process %d in %s holds a cgroup file open for writing (descriptor %d, "
+			"%s): as an agent it could leave its cgroup through it; not attached",
+			pid, real, fd, name[0] ? name : "?");
+	}
 	snprintf(a->st.cgroups[a->st.ncgroups++], sizeof(a->st.cgroups[0]), "%s", real);
 	err = agent_state_save(d->o->state_dir, &a->st);
 	if (err) {
