@@ -22,7 +22,6 @@ int BPF_PROG(file_open, struct file *file, int ret)
 static __always_inline int check_create(const struct path *dir, struct dentry *dentry, __u32 hook)
 {
 	struct agent a;
-
 	int err;
 
 	if (!current_agent(&a))
@@ -58,7 +57,6 @@ int BPF_PROG(path_symlink, const struct path *dir, struct dentry *dentry, const 
 static __always_inline int check_remove(const struct path *dir, struct dentry *dentry, __u32 hook)
 {
 	struct agent a;
-
 	int err;
 
 	if (!current_agent(&a))
