@@ -97,7 +97,7 @@ int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags, in
 {
 	if (ret || !(clone_flags & CLONE_INTO_CGROUP))
 		return ret;
-	return deny_agents(AGENTD_HOOK_TASK_ALLOC, clone_flags >> 32);
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, AGENTD_HOOK_TASK_ALLOC);
 }
 
 /* A cgroup file opened for writing elsewhere, passed to an agent (SCM_RIGHTS, pidfd_getfd):
@@ -107,7 +107,7 @@ int BPF_PROG(file_receive, struct file *file, int ret)
 {
 	if (ret || !cgroup_file_writable(file))
 		return ret;
-	return deny_agents(AGENTD_HOOK_FILE_RECEIVE, BPF_CORE_READ(file, f_flags));
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, AGENTD_HOOK_FILE_RECEIVE);
 }
 
 /* Extended attributes of cgroups (user.* ones steer systemd-oomd, for one). The dentry is the
@@ -116,7 +116,7 @@ static __always_inline int cgroup_xattr_check(struct dentry *dentry, __u32 hook)
 {
 	if (!on_cgroupfs(BPF_CORE_READ(dentry, d_sb)))
 		return 0;
-	return deny_agents(hook, 0);
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, hook);
 }
 
 SEC("lsm/inode_setxattr")

@@ -37,8 +37,9 @@ static __always_inline int deny_agents(__u32 hook, __u32 arg)
  * file_open (a file opened for writing, appending or truncating), the path hooks (mkdir, rmdir,
  * rename, link, unlink, chmod, chown, truncate), inode_setxattr/removexattr, file_receive (a
  * writable cgroup file passed by SCM_RIGHTS or pidfd_getfd) and task_alloc
- * (clone3(CLONE_INTO_CGROUP)). A cgroup file opened for writing before the task became an
- * agent is not seen by any of them: agentctl run and agentd's attach refuse such tasks.
+ * (clone3(CLONE_INTO_CGROUP)). Each denial is one self event, hook AGENTD_HOOK_CGROUP_WRITE,
+ * arg the hook that saw it. A cgroup file opened for writing before the task became an agent
+ * is not seen by any of them: agentctl run and agentd's attach refuse such tasks.
  */
 static __always_inline int on_cgroupfs(struct super_block *sb)
 {
@@ -62,8 +63,8 @@ static __always_inline int cgroup_open_check(const struct agent *a, struct file 
 {
 	if (!cgroup_file_writable(file))
 		return 0;
-	return deny_self(a, AGENTD_HOOK_FILE_OPEN, AGENTD_REASON_SELF_PROTECT, 0,
-			 BPF_CORE_READ(file, f_flags));
+	return deny_self(a, AGENTD_HOOK_CGROUP_WRITE, AGENTD_REASON_SELF_PROTECT, 0,
+			 AGENTD_HOOK_FILE_OPEN);
 }
 
 /* For an agent already identified: -EPERM (and an event) when a path hook's object is on a
@@ -73,7 +74,7 @@ static __always_inline int cgroup_path_check(const struct agent *a, struct vfsmo
 {
 	if (!on_cgroupfs(BPF_CORE_READ(mnt, mnt_sb)))
 		return 0;
-	return deny_self(a, hook, AGENTD_REASON_SELF_PROTECT, 0, 0);
+	return deny_self(a, AGENTD_HOOK_CGROUP_WRITE, AGENTD_REASON_SELF_PROTECT, 0, hook);
 }
 
 #endif /* AGENTD_SELF_BPF_H */
