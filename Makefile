@@ -190,7 +190,7 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_broker 100000
 	$(Q)echo "== host: the egress proxy against direct connections (selftests/bench/bench_proxy.c)"
 	$(Q)$(OUT)/selftests/bench_proxy 4000 1024
-	$(Q)echo "== VM: open+close under the file policy (selftests/bench/bench_open.c), and lsm/ against"
+	$(Q)echo "== VM: open+close, stat, exec and connect under the policy (selftests/bench/bench_open.c), and lsm/ against"
 	$(Q)echo "   lsm_cgroup/ attachment (selftests/bench/bench_lsm_cgroup.c)"
 	$(Q)VM_SMP=2 VM_TIMEOUT=2400 selftests/vm/vm.sh bench
 

@@ -3,9 +3,10 @@
  * File policy: rights on file-system objects, checked at every hook that opens, creates,
  * removes, links, renames, truncates or changes attributes.
  *
- * Fails closed: an agent task whose rights cannot be established (no rule, no policy, a walk
- * deeper than its bound) is denied. A task of no agent is allowed after the identity lookup.
- * Recording an event never changes a verdict.
+ * Self-protection comes first and no policy lifts it: an agent changes nothing on a cgroup file
+ * system (self.bpf.h). Fails closed: an agent task whose rights cannot be established (no rule,
+ * no policy, a walk deeper than its bound) is denied. A task of no agent is allowed after the
+ * identity lookup. Recording an event never changes a verdict.
  */
 #include "files.bpf.h"
 
@@ -14,16 +15,20 @@ char LICENSE[] SEC("license") = "GPL";
 SEC("lsm/file_open")
 int BPF_PROG(file_open, struct file *file, int ret)
 {
-	return ret ? ret : lsm_verdict(file_open_denied(file));
+	return ret ? ret : file_open_verdict(file);
 }
 
 /* Creation: the directory receiving the new name needs CREATE. */
 static __always_inline int check_create(const struct path *dir, struct dentry *dentry, __u32 hook)
 {
 	struct agent a;
+	int err;
 
 	if (!current_agent(&a))
 		return 0;
+	err = cgroup_path_check(&a, BPF_CORE_READ(dir, mnt), hook);
+	if (err)
+		return err;
 	return decide(&a, hook, BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt), dentry,
 		      AGENTD_RIGHT_CREATE);
 }
@@ -52,9 +57,13 @@ int BPF_PROG(path_symlink, const struct path *dir, struct dentry *dentry, const 
 static __always_inline int check_remove(const struct path *dir, struct dentry *dentry, __u32 hook)
 {
 	struct agent a;
+	int err;
 
 	if (!current_agent(&a))
 		return 0;
+	err = cgroup_path_check(&a, BPF_CORE_READ(dir, mnt), hook);
+	if (err)
+		return err;
 	return decide(&a, hook, dentry, BPF_CORE_READ(dir, mnt), dentry, AGENTD_RIGHT_REMOVE);
 }
 
@@ -116,11 +125,15 @@ int BPF_PROG(path_link, struct dentry *old_dentry, const struct path *new_dir,
 	     struct dentry *new_dentry, int ret)
 {
 	struct agent a;
+	int err;
 
 	if (ret)
 		return ret;
 	if (!current_agent(&a))
 		return 0;
+	err = cgroup_path_check(&a, BPF_CORE_READ(new_dir, mnt), AGENTD_HOOK_PATH_LINK);
+	if (err)
+		return err;
 	return check_move(&a, AGENTD_HOOK_PATH_LINK, old_dentry, BPF_CORE_READ(new_dir, mnt),
 			  new_dir, AGENTD_RIGHT_LINK);
 }
@@ -137,6 +150,10 @@ int BPF_PROG(path_rename, const struct path *old_dir, struct dentry *old_dentry,
 		return ret;
 	if (!current_agent(&a))
 		return 0;
+	/* A rename never crosses file systems: the source's mount says it all. */
+	err = cgroup_path_check(&a, BPF_CORE_READ(old_dir, mnt), AGENTD_HOOK_PATH_RENAME);
+	if (err)
+		return err;
 	err = check_move(&a, AGENTD_HOOK_PATH_RENAME, old_dentry, BPF_CORE_READ(old_dir, mnt),
 			 new_dir, needed);
 	if (err)
@@ -156,9 +173,13 @@ static __always_inline int check_path(const struct path *path, __u32 hook, __u32
 {
 	struct dentry *d = BPF_CORE_READ(path, dentry);
 	struct agent a;
+	int err;
 
 	if (!current_agent(&a))
 		return 0;
+	err = cgroup_path_check(&a, BPF_CORE_READ(path, mnt), hook);
+	if (err)
+		return err;
 	return decide(&a, hook, d, BPF_CORE_READ(path, mnt), d, needed);
 }
 

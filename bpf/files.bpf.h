@@ -4,6 +4,7 @@
 #define AGENTD_FILES_BPF_H
 
 #include "rights.bpf.h"
+#include "self.bpf.h"
 
 static __always_inline __u32 open_rights(struct file *file)
 {
@@ -22,31 +23,44 @@ static __always_inline __u32 open_rights(struct file *file)
 	return needed;
 }
 
-/* Whether the current task may not open file as it asks (an event is emitted when it may
- * not, or when the policy logs allows). Tasks of no agent: 0 after the identity lookup. */
-static __always_inline int file_open_denied(struct file *file)
+/* Whether agent a may not open file as it asks (an event is emitted when it may not, or when
+ * the policy logs allows). */
+static __always_inline int file_open_denied(const struct agent *a, struct file *file)
 {
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	__u32 needed = open_rights(file);
 	struct walk w = {};
-	struct agent a;
 	int deny;
 
-	if (!current_agent(&a))
-		return 0;
-	if (!a.has_config) {
+	if (!a->has_config) {
 		w.reason = AGENTD_REASON_NO_POLICY;
 		deny = 1;
 	} else {
-		rights_walk(&a, d, mnt, &w);
+		rights_walk(a, d, mnt, &w);
 		/* Objects on internal mounts (pipes, sockets, memfds) have no path: the agent can
 		 * only reopen one it already holds (/proc/self/fd). Exec of them is exec's concern. */
 		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
 	}
-	if (want_event(&a, deny))
-		emit_file_event(&a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);
+	if (want_event(a, deny))
+		emit_file_event(a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);
 	return deny;
+}
+
+/* The verdict of file_open: 0 or -EPERM. A task of no agent: 0 after the identity lookup. The
+ * agent's file policy, after self-protection (no cgroup file opened for writing, whatever the
+ * policy grants). */
+static __always_inline int file_open_verdict(struct file *file)
+{
+	struct agent a;
+	int err;
+
+	if (!current_agent(&a))
+		return 0;
+	err = cgroup_open_check(&a, file);
+	if (err)
+		return err;
+	return lsm_verdict(file_open_denied(&a, file));
 }
 
 #endif /* AGENTD_FILES_BPF_H */

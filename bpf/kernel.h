@@ -34,6 +34,7 @@ struct dentry {
 	struct dentry *d_parent;
 	struct qstr d_name;
 	struct inode *d_inode;
+	struct super_block *d_sb;
 };
 
 struct vfsmount {
@@ -107,14 +108,14 @@ struct user_namespace;
 #define FMODE_READ 0x1
 #define FMODE_WRITE 0x2
 #define FMODE_EXEC 0x20
+#define O_CREAT 00000100
 #define O_TRUNC 00001000
 #define PROT_EXEC 0x4
 #define S_IFMT 00170000
 #define S_IFDIR 0040000
-#define MAY_WRITE 0x2
-#define MAY_APPEND 0x8
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define CGROUP_SUPER_MAGIC 0x27e0eb
+#define CLONE_INTO_CGROUP 0x200000000ULL
 #define RENAME_EXCHANGE (1 << 1)
 #define EPERM 1
 #define ENOMEM 12

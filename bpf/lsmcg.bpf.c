@@ -1,39 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Benchmark only (make bench), never loaded by agentd: the two hottest hooks of agentd,
- * file_open and inode_permission (once per path component), with agentd's very decisions,
- * attached two ways, to choose between them by the numbers:
+ * Benchmark only (make bench), never loaded by agentd: agentd's hottest hook, file_open, with
+ * agentd's very decision (self-protection, then the file policy), attached two ways, to choose
+ * between them by the numbers:
  *   lsm/         global: every task runs the program, a task of no agent returns after the
  *                identity lookup (what agentd does);
  *   lsm_cgroup/  attached to the agent's cgroup: the kernel runs the program only for tasks in
  *                it (at most 10 such hooks per cgroup; Linux 6.0+).
  */
 #include "files.bpf.h"
-#include "self.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 SEC("lsm/file_open")
 int BPF_PROG(global_file_open, struct file *file, int ret)
 {
-	return ret ? ret : lsm_verdict(file_open_denied(file));
-}
-
-SEC("lsm/inode_permission")
-int BPF_PROG(global_inode_permission, struct inode *inode, int mask, int ret)
-{
-	return ret ? ret : cgroup_write_check(inode, mask);
+	return ret ? ret : file_open_verdict(file);
 }
 
 /* lsm_cgroup programs answer 1 (allow) or 0 (deny: -EPERM). */
 SEC("lsm_cgroup/file_open")
 int BPF_PROG(cgroup_file_open, struct file *file)
 {
-	return cgroup_verdict(file_open_denied(file));
+	return cgroup_verdict(file_open_verdict(file) != 0);
 }
 
-SEC("lsm_cgroup/inode_permission")
-int BPF_PROG(cgroup_inode_permission, struct inode *inode, int mask)
+/*
+ * For bench_open's before/after comparison only: the guard agentd had before self-protection
+ * moved into the once-per-operation hooks, inode_permission denying agents write permission
+ * on cgroup file system objects. It runs once per path component of every lookup.
+ */
+#define MAY_WRITE 0x2
+#define MAY_APPEND 0x8
+
+SEC("lsm/inode_permission")
+int BPF_PROG(old_inode_permission, struct inode *inode, int mask, int ret)
 {
-	return cgroup_verdict(cgroup_write_check(inode, mask) != 0);
+	if (ret || !(mask & (MAY_WRITE | MAY_APPEND)))
+		return ret;
+	if (!on_cgroupfs(BPF_CORE_READ(inode, i_sb)))
+		return 0;
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, mask);
 }

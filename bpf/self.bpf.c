@@ -2,8 +2,9 @@
 /*
  * Self-protection: what no agent may do, whatever its policy. An agent may not load BPF or
  * kernel modules, open perf events, mount, create user namespaces, use keyrings, write to any
- * cgroup file (so it never leaves its cgroup: cgroup.procs writes and clone3(CLONE_INTO_CGROUP)
- * both need write permission on cgroup.procs), or signal or ptrace a task outside itself.
+ * cgroup file or clone into another cgroup (so it never leaves its cgroup: self.bpf.h lists the
+ * hooks; file_open and the path hooks are in files.bpf.c), or signal or ptrace a task outside
+ * itself.
  *
  * Fails closed: every agent task is denied; tasks of no agent are not affected.
  */
@@ -89,10 +90,45 @@ int BPF_PROG(key_permission)
 	return deny_agents(AGENTD_HOOK_KEY_PERMISSION, 0);
 }
 
-SEC("lsm/inode_permission")
-int BPF_PROG(inode_permission, struct inode *inode, int mask, int ret)
+/* clone3(CLONE_INTO_CGROUP): copy_process() calls this hook with the clone3 flags, high bits
+ * included, before cgroup_can_fork() places the child. Other forks pass one test. */
+SEC("lsm/task_alloc")
+int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
 {
-	return ret ? ret : cgroup_write_check(inode, mask);
+	if (ret || !(clone_flags & CLONE_INTO_CGROUP))
+		return ret;
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, AGENTD_HOOK_TASK_ALLOC);
+}
+
+/* A cgroup file opened for writing elsewhere, passed to an agent (SCM_RIGHTS, pidfd_getfd):
+ * the descriptor is not installed. */
+SEC("lsm/file_receive")
+int BPF_PROG(file_receive, struct file *file, int ret)
+{
+	if (ret || !cgroup_file_writable(file))
+		return ret;
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, AGENTD_HOOK_FILE_RECEIVE);
+}
+
+/* Extended attributes of cgroups (user.* ones steer systemd-oomd, for one). The dentry is the
+ * second argument on every kernel (the first became a mnt_idmap in 6.3). */
+static __always_inline int cgroup_xattr_check(struct dentry *dentry, __u32 hook)
+{
+	if (!on_cgroupfs(BPF_CORE_READ(dentry, d_sb)))
+		return 0;
+	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, hook);
+}
+
+SEC("lsm/inode_setxattr")
+int BPF_PROG(inode_setxattr, void *idmap, struct dentry *dentry)
+{
+	return cgroup_xattr_check(dentry, AGENTD_HOOK_INODE_SETXATTR);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(inode_removexattr, void *idmap, struct dentry *dentry)
+{
+	return cgroup_xattr_check(dentry, AGENTD_HOOK_INODE_REMOVEXATTR);
 }
 
 /* Signals and ptrace reach only tasks of the same agent. */

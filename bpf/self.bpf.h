@@ -30,18 +30,51 @@ static __always_inline int deny_agents(__u32 hook, __u32 arg)
 	return deny_self(&a, hook, AGENTD_REASON_SELF_PROTECT, 0, arg);
 }
 
-/* Write permission on a cgroup file system object: the gate for both ways of moving a task
- * (cgroup.procs writes, clone3(CLONE_INTO_CGROUP)). Returns 0 or -EPERM. */
-static __always_inline int cgroup_write_check(struct inode *inode, int mask)
+/*
+ * The cgroup file systems (v2 and v1): writing any of their files or changing their tree is how
+ * a task moves (cgroup.procs, tasks) or changes its limits. An agent does neither, whatever
+ * its policy. Each check runs once per operation, in a hook that runs once per operation:
+ * file_open (a file opened for writing, appending or truncating), the path hooks (mkdir, rmdir,
+ * rename, link, unlink, chmod, chown, truncate), inode_setxattr/removexattr, file_receive (a
+ * writable cgroup file passed by SCM_RIGHTS or pidfd_getfd) and task_alloc
+ * (clone3(CLONE_INTO_CGROUP)). Each denial is one self event, hook AGENTD_HOOK_CGROUP_WRITE,
+ * arg the hook that saw it. A cgroup file opened for writing before the task became an agent
+ * is not seen by any of them: agentctl run and agentd's attach refuse such tasks.
+ */
+static __always_inline int on_cgroupfs(struct super_block *sb)
 {
-	unsigned long magic;
+	unsigned long magic = BPF_CORE_READ(sb, s_magic);
 
-	if (!(mask & (MAY_WRITE | MAY_APPEND)))
+	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC;
+}
+
+/* A cgroup file open for writing, or being opened to create or truncate. */
+static __always_inline int cgroup_file_writable(struct file *file)
+{
+	unsigned int mode = BPF_CORE_READ(file, f_mode), flags = BPF_CORE_READ(file, f_flags);
+
+	if (!(mode & FMODE_WRITE) && !(flags & (O_CREAT | O_TRUNC)))
 		return 0;
-	magic = BPF_CORE_READ(inode, i_sb, s_magic);
-	if (magic != CGROUP2_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC)
+	return on_cgroupfs(BPF_CORE_READ(file, f_inode, i_sb));
+}
+
+/* For an agent already identified: -EPERM (and an event) when file writes to a cgroup. */
+static __always_inline int cgroup_open_check(const struct agent *a, struct file *file)
+{
+	if (!cgroup_file_writable(file))
 		return 0;
-	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, mask);
+	return deny_self(a, AGENTD_HOOK_CGROUP_WRITE, AGENTD_REASON_SELF_PROTECT, 0,
+			 AGENTD_HOOK_FILE_OPEN);
+}
+
+/* For an agent already identified: -EPERM (and an event) when a path hook's object is on a
+ * cgroup file system (mnt: the mount of the object or of its directory). */
+static __always_inline int cgroup_path_check(const struct agent *a, struct vfsmount *mnt,
+					     __u32 hook)
+{
+	if (!on_cgroupfs(BPF_CORE_READ(mnt, mnt_sb)))
+		return 0;
+	return deny_self(a, AGENTD_HOOK_CGROUP_WRITE, AGENTD_REASON_SELF_PROTECT, 0, hook);
 }
 
 #endif /* AGENTD_SELF_BPF_H */

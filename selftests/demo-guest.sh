@@ -55,7 +55,7 @@ try agent "run a binary not on its exec list" "BPF LSM (bprm_check_security)" \
 	as_agent /agentd/agentctl version
 try agent "connect to a loopback service" "cgroup-BPF (connect4)" \
 	as_agent nc -w 1 127.0.0.1 2222
-try agent "move itself out of its cgroup" "BPF LSM (inode_permission)" \
+try agent "move itself out of its cgroup" "BPF LSM (file_open, self-protection)" \
 	as_agent sh -c 'echo $$ >/sys/fs/cgroup/cgroup.procs'
 try host "read /secrets/api-key" - cat /secrets/api-key
 

@@ -280,4 +280,12 @@ _Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout
 #define AGENTD_REASON_NOT_OWN_UNIX_SOCKET 12 /* a unix socket no task of the agent created */
 #define AGENTD_MAX_BROKER_SOCKETS AGENTD_MAX_AGENTS
 
+/*
+ * Cgroup writes (AGENTD_HOOK_CGROUP_WRITE, a self event) name in arg the hook that saw them:
+ * AGENTD_HOOK_FILE_OPEN, a path hook, AGENTD_HOOK_INODE_SETXATTR/REMOVEXATTR, or one of these
+ * two. (Until they moved there, one inode_permission hook saw them all; arg was its mask.)
+ */
+#define AGENTD_HOOK_TASK_ALLOC 47 /* clone3(CLONE_INTO_CGROUP) */
+#define AGENTD_HOOK_FILE_RECEIVE 48 /* a cgroup file open for writing, received */
+
 #endif /* AGENTD_ABI_H */

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lsm/ against lsm_cgroup/ attachment for agentd's hottest hooks (bpf/lsmcg.bpf.c: file_open,
- * and inode_permission, which runs once per path component), open+close of a file 8
- * directories down, conditions interleaved round by round (rotating which goes first), medians,
- * ratios against "none":
+ * lsm/ against lsm_cgroup/ attachment for agentd's hottest hook (bpf/lsmcg.bpf.c: file_open),
+ * open+close of a file 8 directories down, conditions interleaved round by round (rotating
+ * which goes first), medians, ratios against "none":
  *   none             no program attached
  *   global_outside   lsm/ programs; the task belongs to no agent
  *   global_inside    lsm/ programs; an agent's task ("/" with every right)
@@ -54,19 +53,15 @@ static struct cond conds[] = {
 struct bench {
 	struct enforcer *e;
 	struct lsmcg_bpf *skel;
-	struct bpf_link *links[2];
+	struct bpf_link *link;
 	int cg_fd[2]; /* plain, agent */
 	char target[PATH_MAX];
 };
 
 static void detach(struct bench *b)
 {
-	size_t i;
-
-	for (i = 0; i < 2; i++) {
-		bpf_link__destroy(b->links[i]);
-		b->links[i] = NULL;
-	}
+	bpf_link__destroy(b->link);
+	b->link = NULL;
 }
 
 static int attach(struct bench *b, enum attach how)
@@ -74,19 +69,13 @@ static int attach(struct bench *b, enum attach how)
 	struct lsmcg_bpf *p = b->skel;
 
 	detach(b);
-	if (how == GLOBAL) {
-		b->links[0] = bpf_program__attach_lsm(p->progs.global_file_open);
-		b->links[1] = bpf_program__attach_lsm(p->progs.global_inode_permission);
-	} else if (how == CGROUP) {
-		b->links[0] = bpf_program__attach_cgroup(p->progs.cgroup_file_open, b->cg_fd[1]);
-		b->links[1] =
-			bpf_program__attach_cgroup(p->progs.cgroup_inode_permission, b->cg_fd[1]);
-	} else {
+	if (how == GLOBAL)
+		b->link = bpf_program__attach_lsm(p->progs.global_file_open);
+	else if (how == CGROUP)
+		b->link = bpf_program__attach_cgroup(p->progs.cgroup_file_open, b->cg_fd[1]);
+	else
 		return 0;
-	}
-	if (!b->links[0] || !b->links[1])
-		return -errno;
-	return 0;
+	return b->link ? 0 : -errno;
 }
 
 static int setup_target(struct bench *b)
@@ -116,28 +105,11 @@ static int load(struct bench *b, const char *agent_cg)
 	const struct file_rule files[] = { { "/", AGENTD_RIGHTS_ALL } };
 	const struct ruleset rs = { .files = files, .nfiles = 1 };
 	struct enforcer_opts opts = { .lsm = true };
-	struct bpf_map *map;
-	int err, failed, fd;
+	int err, failed;
 	__u32 gen;
 
 	err = enforcer_load(&b->e, &opts);
-	if (err)
-		return err;
-	b->skel = lsmcg_bpf__open();
-	if (!b->skel)
-		return -errno;
-	bpf_object__for_each_map(map, b->skel->obj)
-	{
-		if (bpf_map__is_internal(map))
-			continue;
-		fd = enforcer_map_fd(b->e, bpf_map__name(map));
-		if (fd < 0)
-			return fd;
-		err = bpf_map__reuse_fd(map, fd);
-		if (err)
-			return err;
-	}
-	err = lsmcg_bpf__load(b->skel);
+	err = err ?: bench_lsmcg_load(b->e, &b->skel);
 	err = err ?: rules_apply(b->e, AGENT, &rs, &gen, &failed);
 	return err ?: enforcer_add_cgroup(b->e, agent_cg, AGENT);
 }
@@ -155,7 +127,8 @@ static int run(struct bench *b)
 			err = attach(b, c->attach);
 			if (err)
 				return err;
-			c->samples[r] = bench_open_close(b->cg_fd[c->agent], b->target, OPS);
+			c->samples[r] =
+				bench_run(b->cg_fd[c->agent], bench_op_open_close, b->target, OPS);
 			if (c->samples[r] < 0)
 				return -EIO;
 		}

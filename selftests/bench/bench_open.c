@@ -1,62 +1,101 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * open+close cost of the file policy, conditions interleaved round by round (rotating which
- * goes first), medians over rounds, ratios against "none":
- *   none          no LSM program attached
- *   outside       attached; the task belongs to no agent (identity lookup only)
- *   inside        attached; an agent's task; 11 rules ("/" all rights, 10 denies on other files);
- *                 the walk from the target crosses /tmp's mount up to "/"
- *   inside_100k   the same with 100,000 more rules in the map (O(1) in rule count?)
- *   inside_deep   the same as inside, the target 32 directories deeper (cost per level)
+ * The cost of agentd's programs on four loops, each in a forked child placed in a cgroup:
+ *   open_close  open()+close() of a tmpfs file (/tmp/bench-target)
+ *   stat        stat() of the same file
+ *   exec        fork, execv("/bin/busybox", "true"), wait
+ *   connect     socket(AF_INET, SOCK_DGRAM), connect() to 127.0.0.1 (an endpoint of the agent's),
+ *               close
+ * under these conditions, interleaved round by round (rotating which goes first), medians over
+ * rounds, ratios against "none" of the same loop:
+ *   none          no program attached
+ *   outside       agentd's LSM programs attached; the task belongs to no agent (and is not in
+ *                 the agent's cgroup, where agentd's cgroup-BPF programs stay attached: the
+ *                 enforcer attaches them once, as agentd does)
+ *   inside        attached; an agent's task; 12 rules ("/" all rights, /bin read and exec, 10
+ *                 denies on other files); the walk from the target crosses /tmp's mount to "/"
+ *   outside_old   outside, plus the inode_permission guard agentd had before (lsmcg.bpf.c): what
+ *   inside_old    self-protection cost before it moved into once-per-operation hooks
+ * and for open_close only:
+ *   inside_100k   inside, with 100,000 more rules in the map (O(1) in rule count?)
+ *   inside_deep   inside, the target 32 directories deeper (cost per level)
  * Prints "BENCH" lines. Needs root and BPF LSM (the VM tier runs it: make bench).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "cgroup.h"
 #include "common.h"
 #include "enforcer.h"
 #include "log.h"
+#include "lsmcg.skel.h"
 #include "rules.h"
 
 #define ROUNDS 15
-#define OPS 20000
 #define RULES 10
 #define BIG 100000
 #define DEEP 32
 #define AGENT 1
 
+enum loop { OPEN_CLOSE, STAT, EXEC, CONNECT, NLOOP };
+
+static const struct {
+	const char *name;
+	int ops;
+} loops[NLOOP] = {
+	{ "open_close", 20000 },
+	{ "stat", 20000 },
+	{ "exec", 200 },
+	{ "connect", 5000 },
+};
+
+#define ALL_LOOPS ((1U << NLOOP) - 1)
+
 struct cond {
 	const char *name;
-	bool attach, agent, big, deep;
-	double samples[ROUNDS];
+	bool attach, agent, big, deep, old;
+	unsigned loops; /* bit n: loop n is measured */
+	double samples[NLOOP][ROUNDS];
 };
 
 static struct cond conds[] = {
-	{ .name = "none" },
-	{ .name = "outside", .attach = true },
-	{ .name = "inside", .attach = true, .agent = true },
-	{ .name = "inside_100k", .attach = true, .agent = true, .big = true },
-	{ .name = "inside_deep", .attach = true, .agent = true, .deep = true },
+	{ .name = "none", .loops = ALL_LOOPS },
+	{ .name = "outside", .attach = true, .loops = ALL_LOOPS },
+	{ .name = "inside", .attach = true, .agent = true, .loops = ALL_LOOPS },
+	{ .name = "outside_old", .attach = true, .old = true, .loops = ALL_LOOPS },
+	{ .name = "inside_old", .attach = true, .agent = true, .old = true, .loops = ALL_LOOPS },
+	{ .name = "inside_100k", .attach = true, .agent = true, .big = true, .loops = 1 },
+	{ .name = "inside_deep", .attach = true, .agent = true, .deep = true, .loops = 1 },
 };
 #define NCOND (sizeof(conds) / sizeof(conds[0]))
+enum { NONE, INSIDE = 2, INSIDE_100K = 5, INSIDE_DEEP = 6 };
 
 struct bench {
 	struct enforcer *e;
+	struct lsmcg_bpf *old;
+	struct bpf_link *old_link;
 	int cg_fd[2]; /* plain, agent */
 	char shallow[64], deep[PATH_MAX];
+	struct sockaddr_in udp;
+	int udp_fd;
 	__u32 gen;
 	struct agentd_file_key *big_keys;
 	struct agentd_file_rule *big_rules;
 };
+
+static char *const exec_argv[] = { "/bin/busybox", "true", NULL };
 
 static int touch(const char *path)
 {
@@ -86,11 +125,52 @@ static int setup_files(struct bench *b)
 	return touch(b->shallow) ?: touch(b->deep);
 }
 
+/* The guest's loopback comes up down. */
+static int lo_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		err = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (!err && ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* A UDP socket on 127.0.0.1 made the agent's endpoint: the agent may connect to it. */
+static int setup_udp(struct bench *b)
+{
+	socklen_t len = sizeof(b->udp);
+	__u8 addr[16] = { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 };
+	int err = lo_up();
+
+	if (err)
+		return err;
+	b->udp = (struct sockaddr_in){ .sin_family = AF_INET,
+				       .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	b->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (b->udp_fd < 0 || bind(b->udp_fd, (struct sockaddr *)&b->udp, sizeof(b->udp)) ||
+	    getsockname(b->udp_fd, (struct sockaddr *)&b->udp, &len))
+		return -errno;
+	return enforcer_add_endpoint(b->e, AGENT, addr, ntohs(b->udp.sin_port), AGENTD_PROTO_UDP);
+}
+
 static int setup_rules(struct bench *b, const char *agent_cg)
 {
 	static char paths[RULES][64];
-	struct file_rule files[RULES + 1] = { { "/", AGENTD_RIGHTS_ALL } };
-	struct ruleset rs = { .files = files, .nfiles = RULES + 1 };
+	struct file_rule files[RULES + 2] = {
+		{ "/", AGENTD_RIGHTS_ALL },
+		{ "/bin", AGENTD_RIGHT_READ | AGENTD_RIGHT_EXEC },
+	};
+	struct ruleset rs = { .files = files,
+			      .nfiles = RULES + 2,
+			      .sock_families = 1ULL << AF_INET,
+			      .sock_types = 1U << SOCK_DGRAM };
 	int i, err, failed;
 
 	for (i = 0; i < RULES; i++) {
@@ -98,10 +178,11 @@ static int setup_rules(struct bench *b, const char *agent_cg)
 		err = touch(paths[i]);
 		if (err)
 			return err;
-		files[i + 1] = (struct file_rule){ paths[i], 0 };
+		files[i + 2] = (struct file_rule){ paths[i], 0 };
 	}
 	err = rules_apply(b->e, AGENT, &rs, &b->gen, &failed);
-	return err ?: enforcer_add_cgroup(b->e, agent_cg, AGENT);
+	err = err ?: enforcer_add_cgroup(b->e, agent_cg, AGENT);
+	return err ?: enforcer_attach_cgroup(b->e, b->cg_fd[1]);
 }
 
 /* 100,000 rules on objects that do not exist (device 0xfffff): only the map's size changes. */
@@ -126,33 +207,108 @@ static int big_rules(struct bench *b, bool add)
 	return 0;
 }
 
-static int measure_cond(struct bench *b, struct cond *c, int round)
+static void detach(struct bench *b)
+{
+	enforcer_detach_lsm(b->e);
+	bpf_link__destroy(b->old_link);
+	b->old_link = NULL;
+}
+
+static int attach(struct bench *b, const struct cond *c)
 {
 	int err;
 
-	enforcer_detach_lsm(b->e);
-	err = c->attach ? enforcer_attach_lsm(b->e) : 0;
-	if (!err && c->big)
-		err = big_rules(b, true);
+	detach(b);
+	if (!c->attach)
+		return 0;
+	err = enforcer_attach_lsm(b->e);
 	if (err)
 		return err;
-	c->samples[round] =
-		bench_open_close(b->cg_fd[c->agent], c->deep ? b->deep : b->shallow, OPS);
-	if (c->big)
-		err = big_rules(b, false);
-	return c->samples[round] < 0 ? -EIO : err;
+	if (c->old) {
+		b->old_link = bpf_program__attach_lsm(b->old->progs.old_inode_permission);
+		if (!b->old_link)
+			return -errno;
+	}
+	return 0;
 }
 
-static double median(struct cond *c)
+static double measure(struct bench *b, const struct cond *c, enum loop l)
 {
-	qsort(c->samples, ROUNDS, sizeof(double), bench_cmp_double);
-	return c->samples[ROUNDS / 2];
+	const char *target = c->deep ? b->deep : b->shallow;
+	int fd = b->cg_fd[c->agent], ops = loops[l].ops;
+
+	switch (l) {
+	case OPEN_CLOSE:
+		return bench_run(fd, bench_op_open_close, target, ops);
+	case STAT:
+		return bench_run(fd, bench_op_stat, target, ops);
+	case EXEC:
+		return bench_run(fd, bench_op_exec, exec_argv, ops);
+	default:
+		return bench_run(fd, bench_op_connect, &b->udp, ops);
+	}
+}
+
+/* One condition in one round: attached once, then its loops, rotating which goes first. */
+static int measure_cond(struct bench *b, struct cond *c, int round)
+{
+	int err = attach(b, c), i;
+	enum loop l;
+
+	if (!err && c->big)
+		err = big_rules(b, true);
+	for (i = 0; !err && i < NLOOP; i++) {
+		l = (round + i) % NLOOP;
+		if (!(c->loops & (1U << l)))
+			continue;
+		c->samples[l][round] = measure(b, c, l);
+		if (c->samples[l][round] < 0) {
+			fprintf(stderr, "bench_open: %s %s failed\n", loops[l].name, c->name);
+			err = -EIO;
+		}
+	}
+	if (c->big) {
+		int e = big_rules(b, false);
+
+		err = err ?: e;
+	}
+	return err;
+}
+
+static double median(double *samples)
+{
+	qsort(samples, ROUNDS, sizeof(double), bench_cmp_double);
+	return samples[ROUNDS / 2];
+}
+
+static void report(void)
+{
+	double med[NCOND][NLOOP];
+	size_t c;
+	int l;
+
+	for (l = 0; l < NLOOP; l++) {
+		for (c = 0; c < NCOND; c++) {
+			if (!(conds[c].loops & (1U << l)))
+				continue;
+			med[c][l] = median(conds[c].samples[l]);
+			printf("BENCH %s_%s_ns %.1f (p25 %.1f, p75 %.1f) ratio %.3f\n",
+			       loops[l].name, conds[c].name, med[c][l],
+			       conds[c].samples[l][ROUNDS / 4], conds[c].samples[l][3 * ROUNDS / 4],
+			       med[c][l] / med[NONE][l]);
+		}
+	}
+	printf("BENCH open_close_100k_vs_12_rules_ratio %.3f\n",
+	       med[INSIDE_100K][OPEN_CLOSE] / med[INSIDE][OPEN_CLOSE]);
+	printf("BENCH open_close_per_level_ns %.1f\n",
+	       (med[INSIDE_DEEP][OPEN_CLOSE] - med[INSIDE][OPEN_CLOSE]) / DEEP);
+	printf("BENCH rounds %d ops_per_round open_close %d stat %d exec %d connect %d\n", ROUNDS,
+	       loops[OPEN_CLOSE].ops, loops[STAT].ops, loops[EXEC].ops, loops[CONNECT].ops);
 }
 
 static int run(struct bench *b)
 {
-	double med[NCOND];
-	size_t c, i;
+	size_t i;
 	int r, err;
 
 	for (r = 0; r < ROUNDS; r++) {
@@ -162,23 +318,15 @@ static int run(struct bench *b)
 				return err;
 		}
 	}
-	enforcer_detach_lsm(b->e);
-	for (c = 0; c < NCOND; c++) {
-		med[c] = median(&conds[c]);
-		printf("BENCH open_close_%s_ns %.1f (p25 %.1f, p75 %.1f) ratio %.3f\n",
-		       conds[c].name, med[c], conds[c].samples[ROUNDS / 4],
-		       conds[c].samples[3 * ROUNDS / 4], med[c] / med[0]);
-	}
-	printf("BENCH open_close_100k_vs_11_rules_ratio %.3f\n", med[3] / med[2]);
-	printf("BENCH open_close_per_level_ns %.1f\n", (med[4] - med[2]) / DEEP);
-	printf("BENCH rounds %d ops_per_round %d\n", ROUNDS, OPS);
+	detach(b);
+	report();
 	return 0;
 }
 
 int main(void)
 {
 	struct enforcer_opts opts = { .lsm = true };
-	struct bench b = { .cg_fd = { -1, -1 } };
+	struct bench b = { .cg_fd = { -1, -1 }, .udp_fd = -1 };
 	char root[PATH_MAX];
 	int err;
 
@@ -192,16 +340,21 @@ int main(void)
 	b.cg_fd[0] = bench_cgroup(root, "bench-plain");
 	b.cg_fd[1] = bench_cgroup(root, "bench-agent");
 	err = b.cg_fd[0] < 0 ? b.cg_fd[0] : b.cg_fd[1] < 0 ? b.cg_fd[1] : setup_files(&b);
-	if (!err)
-		err = enforcer_load(&b.e, &opts);
+	err = err ?: enforcer_load(&b.e, &opts);
+	err = err ?: bench_lsmcg_load(b.e, &b.old);
+	err = err ?: setup_udp(&b);
 	if (!err) {
 		snprintf(root + strlen(root), sizeof(root) - strlen(root), "/bench-agent");
 		err = setup_rules(&b, root);
 	}
-	if (!err)
-		err = run(&b);
+	err = err ?: run(&b);
 	if (err)
 		fprintf(stderr, "bench_open: %s\n", strerror(-err));
+	if (b.e)
+		detach(&b);
+	if (b.udp_fd >= 0)
+		close(b.udp_fd);
+	lsmcg_bpf__destroy(b.old);
 	enforcer_destroy(b.e);
 	free(b.big_keys);
 	free(b.big_rules);

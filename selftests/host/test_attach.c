@@ -694,6 +694,67 @@ TEST(attach_pid_moves_the_process_and_its_children_under_the_network_rules)
 	close(lfd);
 }
 
+/* The cgroup v2 directory this test runs in, as cgroup_is() takes it ("ROOT/" for the root). */
+static void own_cgroup(char *out, size_t sz)
+{
+	char root[PATH_MAX / 2], line[PATH_MAX / 2];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	ASSERT(f);
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::/", 4)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(out, sz, "%s%s", root, line + 3);
+		}
+	fclose(f);
+	ASSERT(out[0]);
+}
+
+/*
+ * A cgroup file opened for writing before the process is an agent's is not checked again when
+ * written: an attach finding one in a moved process (here in both, inherited) is refused, and
+ * the processes moved are moved back where they were.
+ */
+TEST(attach_pid_refuses_a_process_holding_a_writable_cgroup_fd)
+{
+	struct env *e = setup();
+	char out[8192], cg[PATH_MAX + 64], mine[PATH_MAX + 8], other[PATH_MAX],
+		procs[PATH_MAX + 16];
+	char pid_s[16];
+	struct worker *w, *child;
+	int fd;
+
+	start_agentd(e);
+	add_agent(e, "t-fd");
+	snprintf(cg, sizeof(cg), "%s/t-fd", e->cgroup);
+	own_cgroup(mine, sizeof(mine));
+	test_cgroup(other, sizeof(other));
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", other);
+	fd = open(procs, O_WRONLY); /* no O_CLOEXEC: the workers inherit it */
+	ASSERT_OK(fd);
+	w = worker_start(NULL, &child);
+	close(fd);
+	snprintf(pid_s, sizeof(pid_s), "%d", w->pid);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-fd", "--pid", pid_s,
+			       "--allow-partial", "--json", NULL),
+		  1);
+	if (!strstr(out, "holds a cgroup file open for writing") || !strstr(out, procs) ||
+	    !strstr(out, "moved back"))
+		FAIL("attach --pid: %s", out);
+	ASSERT(in_cgroup(w->pid, mine));
+	ASSERT(in_cgroup(child->pid, mine));
+	/* Without the descriptor, the same tree attaches. */
+	w = worker_start(NULL, &child);
+	snprintf(pid_s, sizeof(pid_s), "%d", w->pid);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-fd", "--pid", pid_s,
+			       "--allow-partial", NULL),
+		  0);
+	ASSERT(in_cgroup(w->pid, cg));
+	ASSERT(in_cgroup(child->pid, cg));
+}
+
 /* Forks until told to stop: every fifth child stays (blocked on a pipe, 600 at most), the
  * others exit at once. Says "s" on done when it has stopped forking. */
 struct forker {
@@ -828,6 +889,37 @@ static int pins_for(struct env *e, const char *path)
 	ASSERT(fgets(out, sizeof(out), f));
 	pclose(f);
 	return atoi(out);
+}
+
+/* The same for a foreign cgroup: a process below it holding a writable cgroup file refuses the
+ * attach, and the cgroup is not the agent's (its processes reach loopback as before). */
+TEST(attach_cgroup_refuses_a_process_holding_a_writable_cgroup_fd)
+{
+	struct env *e = setup();
+	char out[8192], foreign[PATH_MAX], below[PATH_MAX], procs[PATH_MAX + 16];
+	struct worker *w;
+	int lfd, port, fd;
+
+	test_cgroup(foreign, sizeof(foreign));
+	test_cgroup_in(foreign, below, sizeof(below));
+	start_agentd(e);
+	add_agent(e, "t-cgfd");
+	lfd = test_loopback_listener(&port);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", below);
+	fd = open(procs, O_WRONLY); /* no O_CLOEXEC: the worker inherits it */
+	ASSERT_OK(fd);
+	w = worker_start(below, NULL);
+	close(fd);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-cgfd", "--cgroup", foreign,
+			       "--allow-partial", "--json", NULL),
+		  1);
+	if (!strstr(out, "holds a cgroup file open for writing") || !strstr(out, procs))
+		FAIL("attach --cgroup: %s", out);
+	ASSERT_EQ(worker_connect(w, port), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "info", "t-cgfd", "--json", NULL), 0);
+	if (strstr(out, foreign))
+		FAIL("agent info lists %s: %s", foreign, out);
+	close(lfd);
 }
 
 TEST(attach_cgroup_puts_a_foreign_cgroup_under_the_agent_and_survives_a_restart)

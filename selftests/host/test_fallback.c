@@ -7,6 +7,7 @@
  * case it claims is denied, every case in the gap is allowed.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -343,4 +344,77 @@ TEST(fallback_run_refuses_a_policy_changed_since_loaded)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "fb", "--", "/usr/bin/true", NULL), 3);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "reload", "fb", NULL), 0);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "fb", "--", "/usr/bin/true", NULL), 0);
+}
+
+/* Runs agentctl with fd (opened by the child from path with flags) as descriptor target_fd
+ * and standard error into out; returns its exit status. */
+static int agentctl_with_fd(char *out, size_t outsz, const char *path, int flags, int target_fd,
+			    char *const argv[])
+{
+	char bin[PATH_MAX];
+	int pipefd[2], status, fd;
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	snprintf(bin, sizeof(bin), "%s/agentctl", test_bin_dir());
+	ASSERT_OK(pipe(pipefd));
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		fd = open(path, flags);
+		/* Standard error first: the pipe may sit at target_fd. */
+		if (fd < 0 || dup2(pipefd[1], 2) < 0 || dup2(fd, target_fd) < 0)
+			_exit(99);
+		execv(bin, argv);
+		_exit(98);
+	}
+	close(pipefd[1]);
+	while (len + 1 < (ssize_t)outsz && (n = read(pipefd[0], out + len, outsz - 1 - len)) > 0)
+		len += n;
+	out[len] = '\0';
+	close(pipefd[0]);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * A cgroup file opened for writing before the task is an agent is not checked again when it is
+ * written: agentctl run refuses one on descriptors 0-2, and passes no other descriptor on.
+ */
+TEST(run_refuses_cgroup_stdio)
+{
+	char *argv[] = { "agentctl", "run", "fb", "--", "/bin/sh", "-c", "exit 0", NULL };
+	struct env *e = setup();
+	char other[PATH_MAX], procs[PATH_MAX + 16], out[8192];
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
+		  0);
+	test_cgroup(other, sizeof(other));
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", other);
+	ASSERT_EQ(agentctl_with_fd(out, sizeof(out), procs, O_WRONLY, 1, argv), 3);
+	if (!strstr(out, "descriptor 1 is a cgroup file open for writing") || !strstr(out, procs))
+		FAIL("agentctl run: %s", out);
+	ASSERT_EQ(agentctl_with_fd(out, sizeof(out), procs, O_RDWR, 0, argv), 3);
+	/* Read-only, it is harmless: the run goes ahead. */
+	ASSERT_EQ(agentctl_with_fd(out, sizeof(out), procs, O_RDONLY, 0, argv), 0);
+}
+
+TEST(run_closes_inherited_descriptors)
+{
+	char *argv[] = { "agentctl",
+			 "run",
+			 "fb",
+			 "--",
+			 "/bin/sh",
+			 "-c",
+			 "test -e /proc/self/fd/7 && echo fd7-open >&2; exit 0",
+			 NULL };
+	struct env *e = setup();
+	char out[8192];
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
+		  0);
+	ASSERT_EQ(agentctl_with_fd(out, sizeof(out), "/dev/null", O_RDONLY, 7, argv), 0);
+	if (strstr(out, "fd7-open"))
+		FAIL("descriptor 7 reached the agent: %s", out);
 }

@@ -5,17 +5,25 @@
  * outside it, under the layers this host has for the agent's policy (docs/LAYERS.md): the seccomp
  * filter always, and Landlock where BPF LSM is not available. What the layers cannot enforce is
  * said in one line before the command starts; --require full refuses to start it then.
+ *
+ * The agent inherits standard input, output and error and no other descriptor: a cgroup file
+ * opened for writing before the task became an agent would let it leave its cgroup (the kernel
+ * checks cgroup writes at open, not at write), so one on 0-2 refuses the run.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/close_range.h>
+#include <linux/magic.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cgroup.h"
@@ -102,6 +110,11 @@ static void child(const struct run_opts *o, const struct passwd *pw, const struc
 
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		signal(forwarded[i], SIG_DFL);
+	/* Every inherited descriptor above 2 closes at exec (Landlock's ruleset is used before). */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC)) {
+		fprintf(stderr, "agentctl: run: close_range: %s\n", strerror(errno));
+		_exit(126);
+	}
 	if (pw &&
 	    (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) || setuid(pw->pw_uid))) {
 		fprintf(stderr, "agentctl: run: becoming %s: %s\n", pw->pw_name, strerror(errno));
@@ -126,6 +139,31 @@ static void child(const struct run_opts *o, const struct passwd *pw, const struc
 	execvp(o->cmd[0], o->cmd);
 	fprintf(stderr, "agentctl: run: %s: %s\n", o->cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Refuses a standard descriptor that is a cgroup file open for writing (see the top). */
+static int check_stdio(const char *name)
+{
+	char link[32], target[PATH_MAX];
+	struct statfs sfs;
+	int fd, flags;
+	ssize_t n;
+
+	for (fd = 0; fd <= 2; fd++) {
+		flags = fcntl(fd, F_GETFL);
+		if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || fstatfs(fd, &sfs))
+			continue; /* closed, read-only (O_PATH too), or not a file system object */
+		if (sfs.f_type != CGROUP2_SUPER_MAGIC && sfs.f_type != CGROUP_SUPER_MAGIC)
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		log_err("run: agent %s: descriptor %d is a cgroup file open for writing (%s): the "
+			"agent could leave its cgroup through it; redirect it elsewhere\n",
+			name, fd, n > 0 ? target : "?");
+		return EXIT_FAIL;
+	}
+	return 0;
 }
 
 /* Waits for the child, forwarding signals; its status as a shell reports it. */
@@ -350,7 +388,9 @@ int do_run(int argc, char **argv)
 		log_err("run: no user %s\n", o.user);
 		return EXIT_FAIL;
 	}
-	status = agent_info(&c, o.name, &agent);
+	status = check_stdio(o.name);
+	if (!status)
+		status = agent_info(&c, o.name, &agent);
 	if (!status)
 		status = prepare(&o, agent, &sb);
 	if (!status)

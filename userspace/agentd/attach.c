@@ -5,11 +5,19 @@
  * --pid: the process and its descendants are moved into the agent's cgroup (cgroup.procs). A
  * process that forks meanwhile leaves its child in the old cgroup only if the fork completed
  * before the parent moved (the kernel orders the two), so passes over the process tree repeat
- * until one moves nothing: from then on every new child is born inside.
+ * until one moves nothing: from then on every new child is born inside. Then every moved
+ * process's descriptors are checked: the kernel checks cgroup writes when a cgroup file is
+ * opened, not when it is written, so a cgroup file a process opened for writing before it was
+ * moved would let it leave. One such descriptor refuses the attach, and every moved process is
+ * moved back where it was. Once moved, a process can open or receive no such file (BPF LSM:
+ * file_open, file_receive), so what the check sees is all it can ever hold; a process that
+ * leaves with one between its move and the check is found outside and refused the same way.
  *
  * --cgroup: a cgroup outside agentd's tree (a container's) becomes one of the agent's: the
  * cgroup-BPF programs are attached to it first (they ignore tasks of no agent), then it is
- * registered, then recorded in the agent's state so that a restarted agentd re-adopts it.
+ * registered, then its processes are checked as above (one holding a cgroup file open for
+ * writing undoes the registration and refuses), then it is recorded in the agent's state so
+ * that a restarted agentd re-adopts it.
  * Resource limits are not applied to it: it is not agentd's to limit.
  */
 #include <ctype.h>
@@ -22,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include "cgroup.h"
 #include "daemon.h"
 #include "log.h"
@@ -216,13 +226,37 @@ static bool descends(const struct ptab *t, size_t n, int pid, int root)
 	return pid == root;
 }
 
+/* A process moved, and the cgroup it came from (to move it back). */
+struct moved {
+	int pid;
+	char from[PATH_MAX + 8];
+};
+
 struct move {
 	struct daemon *d;
 	struct agent *a;
 	char root[PATH_MAX];
 	unsigned moved, skipped;
-	char why[512];
+	struct moved *v;
+	size_t nv, cap;
+	char why[1024];
 };
+
+static int remember(struct move *m, int pid, const char *from)
+{
+	struct moved *more;
+
+	if (m->nv == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 64;
+		more = realloc(m->v, m->cap * sizeof(*m->v));
+		if (!more)
+			return -ENOMEM;
+		m->v = more;
+	}
+	m->v[m->nv].pid = pid;
+	snprintf(m->v[m->nv++].from, sizeof(m->v[0].from), "%s", from);
+	return 0;
+}
 
 /* Moves one process of the tree unless it is inside already, or another agent's. */
 static int move_one(struct move *m, int pid, unsigned *moved)
@@ -248,7 +282,9 @@ static int move_one(struct move *m, int pid, unsigned *moved)
 	}
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", m->a->cgroup);
 	snprintf(num, sizeof(num), "%d", pid);
-	err = cgroup_write(procs, num);
+	err = remember(m, pid, cg);
+	if (!err)
+		err = cgroup_write(procs, num);
 	if (err == -ESRCH)
 		return 0;
 	if (err) {
@@ -258,6 +294,162 @@ static int move_one(struct move *m, int pid, unsigned *moved)
 	}
 	(*moved)++;
 	return 0;
+}
+
+/* The open flags of descriptor fd of thread tid of pid, from fdinfo ("flags:\t0100002"). */
+static int fd_flags(int pid, int tid, int fd)
+{
+	char path[96], line[128];
+	unsigned flags;
+	int r = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/fdinfo/%d", pid, tid, fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (r < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "flags: %o", &flags) == 1)
+			r = (int)(flags & 0x7fffffff);
+	fclose(f);
+	return r;
+}
+
+/* Whether the descriptor is a cgroup file open for writing: 1, 0, or -errno. */
+static int fd_writable_cgroup(int pid, int tid, int fd)
+{
+	char path[96];
+	struct statfs sfs;
+	int flags = fd_flags(pid, tid, fd), pfd, err = 0;
+
+	if (flags == -ENOENT)
+		return 0; /* closed meanwhile */
+	if (flags < 0)
+		return flags;
+	if ((flags & O_ACCMODE) == O_RDONLY)
+		return 0; /* O_PATH descriptors too */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/fd/%d", pid, tid, fd);
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return errno == ENOENT || errno == ENXIO ? 0 : -errno;
+	if (fstatfs(pfd, &sfs))
+		err = -errno;
+	close(pfd);
+	if (err)
+		return err;
+	return sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC;
+}
+
+/* Descriptors of one thread: 1 when one is a cgroup file open for writing (*fd, name), 0, or
+ * -errno. */
+static int thread_holds(int pid, int tid, int *fd, char *name, size_t namesz)
+{
+	char path[96];
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/fd", pid, tid);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while (!r && (de = readdir(dir))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		*fd = atoi(de->d_name);
+		r = fd_writable_cgroup(pid, tid, *fd);
+	}
+	closedir(dir);
+	if (r > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/fd/%d", pid, tid, *fd);
+		n = readlink(path, name, namesz - 1);
+		name[n > 0 ? n : 0] = '\0';
+	}
+	return r;
+}
+
+/*
+ * Whether a thread of process pid (threads may have descriptor tables of their own) holds a
+ * cgroup file open for writing: 1 (*fd and name say which), 0, or -errno. A process that is
+ * gone holds nothing.
+ */
+static int holds_writable_cgroup(int pid, int *fd, char *name, size_t namesz)
+{
+	char path[32];
+	struct dirent *t;
+	DIR *dir;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while (!r && (t = readdir(dir)))
+		if (isdigit((unsigned char)t->d_name[0]))
+			r = thread_holds(pid, atoi(t->d_name), fd, name, namesz);
+	closedir(dir);
+	return r;
+}
+
+/*
+ * After the move: no moved process holds a cgroup file open for writing, and each is still in
+ * the agent's cgroup. Returns 0, or -EPERM (or -errno when the check itself failed) with m->why.
+ */
+static int check_moved(struct move *m)
+{
+	char name[PATH_MAX], cg[PATH_MAX + 8];
+	int r, fd = -1;
+	size_t i;
+
+	for (i = 0; i < m->nv; i++) {
+		r = holds_writable_cgroup(m->v[i].pid, &fd, name, sizeof(name));
+		if (r < 0) {
+			snprintf(m->why, sizeof(m->why), "the descriptors of process %d: %s",
+				 m->v[i].pid, strerror(-r));
+			return r;
+		}
+		if (r) {
+			snprintf(m->why, sizeof(m->why),
+				 "process %d holds a cgroup file open for writing (descriptor %d, "
+				 "%.400s): as an agent it could leave its cgroup through it",
+				 m->v[i].pid, fd, name[0] ? name : "?");
+			return -EPERM;
+		}
+	}
+	for (i = 0; i < m->nv; i++) {
+		r = proc_cgroup(m->root, m->v[i].pid, cg, sizeof(cg));
+		if (r == -ESRCH)
+			continue;
+		if (r || owner(m->d, cg) != m->a) {
+			snprintf(m->why, sizeof(m->why),
+				 "process %d left the agent's cgroup while it was attached",
+				 m->v[i].pid);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/* Every moved process back where it came from; returns how many could not be. */
+static unsigned move_back(struct move *m)
+{
+	char procs[sizeof(m->v[0].from) + 16], num[16];
+	unsigned failed = 0;
+	size_t i;
+	int err;
+
+	for (i = m->nv; i-- > 0;) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", m->v[i].from);
+		snprintf(num, sizeof(num), "%d", m->v[i].pid);
+		err = cgroup_write(procs, num);
+		if (err && err != -ESRCH) {
+			log_warn("agent %s: moving process %d back to %s: %s\n", m->a->st.name,
+				 m->v[i].pid, m->v[i].from, strerror(-err));
+			failed++;
+		}
+	}
+	return failed;
 }
 
 /* One pass over the tree of root; *moved counts the processes moved in it. */
@@ -336,9 +528,25 @@ static json_t *attach_pid(struct daemon *d, struct agent *a, const struct contro
 	if (err || moved) {
 		log_warn("agent %s: attach of process %d stopped after %u processes moved: %s\n",
 			 a->st.name, req->pid, m.moved, m.why);
+		free(m.v);
 		return error(req, CONTROL_E_FAILED, "%s (%u processes were moved, and stay)", m.why,
 			     m.moved);
 	}
+	err = check_moved(&m);
+	if (err) {
+		unsigned stuck = move_back(&m);
+
+		log_warn("agent %s: attach of process %d refused: %s; %u of %u moved processes "
+			 "moved back\n",
+			 a->st.name, req->pid, m.why, m.moved - stuck, m.moved);
+		reply = error(req, err == -EPERM ? CONTROL_E_REFUSED : CONTROL_E_FAILED,
+			      "%s; the %u processes moved were moved back where they were%s", m.why,
+			      m.moved,
+			      stuck ? " (some could not be: agentd's log names them)" : "");
+		free(m.v);
+		return reply;
+	}
+	free(m.v);
 	log_info("agent %s: process %d attached: %u processes moved into %s%s\n", a->st.name,
 		 req->pid, m.moved, a->cgroup, d->lsm ? "" : " (network rules only: no BPF LSM)");
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-attach", a, "pid=%d moved=%u layers=%s",
@@ -394,6 +602,45 @@ static int release_cgroup(struct daemon *d, const char *path)
 	return err;
 }
 
+/*
+ * Whether a process in the cgroup tree at dir holds a cgroup file open for writing: 1 (*pid,
+ * *fd, name say which), 0, or -errno. Registered first, the tree's processes can acquire no
+ * such file any more, so this sees all they hold.
+ */
+static int tree_holds(const char *dir, int level, int *pid, int *fd, char *name, size_t namesz)
+{
+	char path[PATH_MAX + 16], line[32];
+	struct dirent *de;
+	int r = 0;
+	DIR *d;
+	FILE *f;
+
+	if (level > AGENTD_MAX_CGROUP_LEVEL)
+		return -ELOOP;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno; /* removed meanwhile */
+	while (!r && fgets(line, sizeof(line), f)) {
+		*pid = atoi(line);
+		r = holds_writable_cgroup(*pid, fd, name, namesz);
+	}
+	fclose(f);
+	d = opendir(dir);
+	if (!d)
+		return r ? r : errno == ENOENT ? 0 : -errno;
+	while (!r && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= PATH_MAX)
+			r = -ENAMETOOLONG;
+		else
+			r = tree_holds(path, level + 1, pid, fd, name, namesz);
+	}
+	closedir(d);
+	return r;
+}
+
 /* Refuses what would confine agentd, overlap another agent, or is not a cgroup. */
 static json_t *check_cgroup(struct daemon *d, const struct control_request *req, const char *root,
 			    const char *real)
@@ -427,10 +674,10 @@ static json_t *check_cgroup(struct daemon *d, const struct control_request *req,
 
 static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct control_request *req)
 {
-	char root[PATH_MAX], real[PATH_MAX], what[PATH_MAX + 16];
+	char root[PATH_MAX], real[PATH_MAX], what[PATH_MAX + 16], name[PATH_MAX];
+	int err, pid = 0, fd = -1;
 	const char *doing;
 	json_t *reply;
-	int err;
 
 	err = cgroup2_mount(root, sizeof(root));
 	if (err)
@@ -460,6 +707,18 @@ static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct con
 			     AGENTD_MAX_CGROUP_LEVEL);
 	if (err)
 		return error(req, CONTROL_E_FAILED, "%s %s: %s", doing, real, strerror(-err));
+	err = tree_holds(real, 0, &pid, &fd, name, sizeof(name));
+	if (err) {
+		release_cgroup(d, real);
+		if (err < 0)
+			return error(req, CONTROL_E_FAILED, "the processes of %s: %s", real,
+				     strerror(-err));
+		return error(
+			req, CONTROL_E_REFUSED,
+			"process %d in %s holds a cgroup file open for writing (descriptor %d, "
+			"%s): as an agent it could leave its cgroup through it; not attached",
+			pid, real, fd, name[0] ? name : "?");
+	}
 	snprintf(a->st.cgroups[a->st.ncgroups++], sizeof(a->st.cgroups[0]), "%s", real);
 	err = agent_state_save(d->o->state_dir, &a->st);
 	if (err) {

@@ -90,6 +90,8 @@ static const char *const hook_names[] = {
 	[AGENTD_HOOK_KEY_ALLOC] = "key_alloc",
 	[AGENTD_HOOK_KEY_PERMISSION] = "key_permission",
 	[AGENTD_HOOK_CGROUP_WRITE] = "cgroup_write",
+	[AGENTD_HOOK_TASK_ALLOC] = "task_alloc",
+	[AGENTD_HOOK_FILE_RECEIVE] = "file_receive",
 };
 
 static const char *const reason_names[] = {
