@@ -285,7 +285,7 @@ _Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout
  * AGENTD_HOOK_FILE_OPEN, a path hook, AGENTD_HOOK_INODE_SETXATTR/REMOVEXATTR, or one of these
  * two. (Until they moved there, one inode_permission hook saw them all; arg was its mask.)
  */
-#define AGENTD_HOOK_TASK_ALLOC 47 /* clone3(CLONE_INTO_CGROUP) */
-#define AGENTD_HOOK_FILE_RECEIVE 48 /* a cgroup file open for writing, received */
+#define AGENTD_HOOK_TASK_ALLOC 48 /* clone3(CLONE_INTO_CGROUP) */
+#define AGENTD_HOOK_FILE_RECEIVE 49 /* a cgroup file open for writing, received */
 
 #endif /* AGENTD_ABI_H */
