@@ -186,13 +186,16 @@ static void agent_destroy(void *arg)
 	enforcer_destroy(arg);
 }
 
-/* The shared enforcer outlives the test: forget the test's agent in it. */
+/* The shared enforcer outlives the test: forget the test's agent in it. arg is a copy of the
+ * agent, the cleanup's own: cleanups run after the test has returned, when an agent on its stack
+ * is gone. */
 static void agent_forget(void *arg)
 {
 	struct test_agent *a = arg;
 
 	enforcer_remove_cgroup(a->e, a->cgroup);
 	rules_remove(a->e, a->id);
+	free(a);
 }
 
 void test_agent_apply(struct test_agent *a, const struct ruleset *rs)
@@ -233,13 +236,18 @@ void test_agent_start(struct test_agent *a, const struct ruleset *rs, bool lsm)
 
 void test_agent_start_as(struct test_agent *a, __u32 id, const struct ruleset *rs, bool lsm)
 {
+	struct test_agent *copy;
 	int err, cgfd;
 
 	memset(a, 0, sizeof(*a));
 	a->id = id;
 	test_cgroup(a->cgroup, sizeof(a->cgroup));
 	agent_enforcer(a, lsm);
-	test_defer(agent_forget, a);
+	copy = malloc(sizeof(*copy));
+	if (!copy)
+		FAIL("out of memory");
+	*copy = *a;
+	test_defer(agent_forget, copy);
 	test_agent_apply(a, rs);
 	err = enforcer_add_cgroup(a->e, a->cgroup, a->id);
 	if (err)
