@@ -497,7 +497,8 @@ static void wait_empty(const char *cg)
 		close(pfd.fd);
 }
 
-static void rm_cgroup_tree(void *cgroup)
+/* Kills what runs in each child of cgroup, then removes the children depth first, then cgroup. */
+static void rm_cgroup_children(const char *cgroup)
 {
 	char path[PATH_MAX + 300];
 	struct dirent *de;
@@ -507,19 +508,25 @@ static void rm_cgroup_tree(void *cgroup)
 	while (d && (de = readdir(d))) {
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/cgroup.kill", (char *)cgroup, de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/cgroup.kill", cgroup, de->d_name);
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			if (write(fd, "1", 1) < 0)
 				perror("cleanup: cgroup.kill");
 			close(fd);
 		}
-		snprintf(path, sizeof(path), "%s/%s", (char *)cgroup, de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", cgroup, de->d_name);
 		wait_empty(path);
+		rm_cgroup_children(path);
 		rmdir(path);
 	}
 	if (d)
 		closedir(d);
+}
+
+static void rm_cgroup_tree(void *cgroup)
+{
+	rm_cgroup_children(cgroup);
 	rmdir(cgroup);
 	free(cgroup);
 }
