@@ -7,8 +7,9 @@
  * prints the rate written to the log and the events the kernel could not record (drops).
  * Fixed rates, lowest first; then a bisection between the highest rate without loss and the
  * lowest with it, which prints where loss begins; last, as much as the producers can make.
- * Usage: bench_events [PRODUCERS [SEGMENT_MB]] (default 1: one core produces, the other consumes
- * and writes; segments of 64 MiB, gzipped in the background as agentd does).
+ * Usage: bench_events [PRODUCERS [SEGMENT_MB [SECONDS [RATE]]]] (default 1: one core produces,
+ * the other consumes and writes; segments of 64 MiB, gzipped in the background as agentd does;
+ * 4 seconds per rate). With RATE, that offered rate alone, for SECONDS: is it sustained?
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +34,7 @@
 
 #define AGENT 1
 #define MAX_PRODUCERS 8
-#define STEP_S 4
+static double step_s = 4; /* seconds per offered rate */
 
 struct consumer {
 	struct audit_writer *w;
@@ -118,7 +119,7 @@ static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate, 
 
 	enforcer_drops(e, AGENT, &drops0);
 	t0 = now_s();
-	until = t0 + STEP_S;
+	until = t0 + step_s;
 	for (i = 0; i < producers; i++) {
 		pids[i] = cgroup_fork_into(cg_fd);
 		if (pids[i] == 0)
@@ -146,8 +147,8 @@ static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate, 
 	/* The producers' CPU (system calls, and the BPF program in them) per event made. */
 	printf("BENCH events producers %d offered %s%.0f/s written %.0f/s dropped %llu (%.2f%%) "
 	       "producer CPU %.0f ns/event\n",
-	       producers, rate ? "" : "max ", rate ? rate : made / STEP_S,
-	       (c->written - before) / (double)STEP_S, (unsigned long long)(drops1 - drops0),
+	       producers, rate ? "" : "max ", rate ? rate : made / step_s,
+	       (c->written - before) / (double)step_s, (unsigned long long)(drops1 - drops0),
 	       100.0 * (drops1 - drops0) / (made + 1), made ? cpu * 1e9 / made : 0);
 	*dropped = drops1 - drops0;
 	return err;
@@ -192,7 +193,8 @@ static int sweep(struct enforcer *e, struct consumer *c, int cg_fd)
 
 int main(int argc, char **argv)
 {
-	struct enforcer_opts eo = { .on_event = on_event };
+	struct enforcer_opts eo = { .on_event = on_event,
+				    .ring_bytes = ENFORCER_RING_BYTES_DEFAULT };
 	struct audit_writer_opts wo = { .host = "bench", .no_append_flag = true };
 	char root[PATH_MAX], cg[PATH_MAX + 16], dir[] = "/var/tmp/agentd-bench-XXXXXX";
 	struct consumer c = { .off = audit_mono_to_real_ns() };
@@ -200,14 +202,23 @@ int main(int argc, char **argv)
 	struct loadgen_bpf *skel = NULL;
 	struct enforcer *e = NULL;
 	int err, cg_fd = -1, failed;
+	double sustained = 0;
+	__u64 dropped = 0;
 	__u32 gen;
 
 	if (argc > 1)
 		producers = atoi(argv[1]);
 	if (argc > 2)
 		wo.segment_bytes = strtoull(argv[2], NULL, 10) << 20;
-	if (producers < 1 || producers > MAX_PRODUCERS || argc > 3) {
-		fprintf(stderr, "usage: bench_events [PRODUCERS: 1..%d [SEGMENT_MB]]\n",
+	if (argc > 3)
+		step_s = atof(argv[3]);
+	if (argc > 4)
+		sustained = atof(argv[4]);
+	if (producers < 1 || producers > MAX_PRODUCERS || argc > 5 || step_s < 1 ||
+	    (argc > 4 && sustained < 1)) {
+		fprintf(stderr,
+			"usage: bench_events [PRODUCERS: 1..%d [SEGMENT_MB [SECONDS [RATE]]]]\n"
+			"  SECONDS per offered rate (default 4); with RATE, that rate alone\n",
 			MAX_PRODUCERS);
 		return 2;
 	}
@@ -230,7 +241,9 @@ int main(int argc, char **argv)
 		err = err ?: loadgen_bpf__attach(skel);
 	}
 	cg_fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!err)
+	if (!err && sustained)
+		err = step(e, &c, cg_fd, sustained, &dropped);
+	else if (!err)
 		err = sweep(e, &c, cg_fd);
 	if (err)
 		fprintf(stderr, "bench_events: %s\n", strerror(-err));

@@ -21,8 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/fs.h>
+#include <bpf/bpf.h>
 #include "cgroup.h"
 #include "control.h"
+#include "enforcer.h"
 #include "harness.h"
 #include "probe.h"
 #include "testlib.h"
@@ -498,4 +500,64 @@ TEST(control_socket_refuses_agents_and_tools_even_as_root)
 		  0);
 	ASSERT_EQ(run_in_cgroup(foreign, status_from_inside, e->control, NULL), want);
 	expect_status_ok(e->control);
+}
+
+/* The events ring's size in the pin directory, in bytes (0: no ring pinned). */
+static __u32 pinned_ring(const char *pins)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/events", pins);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.max_entries = 0;
+	close(fd);
+	return info.max_entries;
+}
+
+/* agentd with the ring buffer option, started and stopped again: 0, or its exit status when it
+ * would not start. */
+static int agentd_ring(struct env *e, const char *mb)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+	char *argv[] = {
+		"agentd",	    "--control", e->control, "--state-dir", e->state,
+		"--pin-dir",	    e->pins,	 "--cgroup", e->cgroup,	    "--allow-partial",
+		"--ring-buffer-mb", (char *)mb,	 NULL
+	};
+	int status;
+
+	e->agentd = proc_start(argv);
+	if (!proc_wait_line(e->agentd, 20000, ready)) {
+		status = proc_stop(e->agentd, SIGKILL);
+		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	}
+	status = proc_stop(e->agentd, SIGTERM);
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+/* The ring is the size asked (default 32 MiB); a pinned ring keeps its size across restarts
+ * (its pending events with it); bad sizes are refused before anything starts. */
+TEST(ring_buffer_size_is_set_kept_and_checked)
+{
+	static const char *const bad[] = { "0", "3", "2048", "-1", "8M", "", NULL };
+	struct env *e = setup();
+	size_t i;
+
+	start_agentd(e, true);
+	proc_stop(e->agentd, SIGTERM);
+	ASSERT_EQ(pinned_ring(e->pins), 32U << 20);
+	ASSERT_EQ(agentd_ring(e, "8"), 0);
+	ASSERT_EQ(pinned_ring(e->pins), 32U << 20); /* pinned: kept */
+	ASSERT_EQ(enforcer_teardown(e->pins), 0);
+	ASSERT_EQ(agentd_ring(e, "8"), 0);
+	ASSERT_EQ(pinned_ring(e->pins), 8U << 20);
+	for (i = 0; bad[i]; i++)
+		if (agentd_ring(e, bad[i]) != 2)
+			FAIL("agentd --ring-buffer-mb \"%s\" was not refused", bad[i]);
 }

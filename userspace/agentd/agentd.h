@@ -38,6 +38,7 @@ struct options {
 	const char *stream; /* the audit stream socket; NULL: audit.sock beside control */
 	const char *stream_group; /* NULL: root only */
 	unsigned proxy_idle_sec; /* a relayed connection silent both ways this long is closed */
+	unsigned ring_mb; /* the events ring buffer, MiB (a power of two) */
 	bool verbose;
 	char audit_buf[4096];
 };

@@ -158,6 +158,7 @@ static int load(struct daemon *d)
 	struct enforcer_opts eo = {
 		.lsm = d->lsm,
 		.pin_dir = d->o->pin_dir,
+		.ring_bytes = d->o->ring_mb << 20,
 		.on_event = sink_event,
 		.ctx = &d->sink,
 	};
@@ -170,6 +171,10 @@ static int load(struct daemon *d)
 		log_err("loading the BPF programs: %s\n", strerror(-err));
 		return err;
 	}
+	if (enforcer_ring_bytes(d->e) != d->o->ring_mb << 20)
+		log_info("events ring buffer: %u MiB, as pinned in %s (asked %u MiB: agentd "
+			 "--teardown, then start, to change it)\n",
+			 enforcer_ring_bytes(d->e) >> 20, d->o->pin_dir, d->o->ring_mb);
 	err = parent_cgroup(d);
 	if (err || !d->lsm)
 		return err;

@@ -43,7 +43,7 @@ static void usage(FILE *out)
 		"       agentd [--control PATH] [--state-dir DIR] [--audit-dir DIR]\n"
 		"              [--pin-dir DIR] [--cgroup DIR] [--allow-partial]\n"
 		"              [--stream PATH] [--stream-group GROUP]\n"
-		"              [--proxy-idle-timeout SECONDS] [-v]\n"
+		"              [--proxy-idle-timeout SECONDS] [--ring-buffer-mb N] [-v]\n"
 		"       agentd --teardown\n"
 		"\n"
 		"  --probe           report what this kernel can enforce (BPF LSM with a trial\n"
@@ -82,6 +82,9 @@ static void usage(FILE *out)
 		"  --proxy-idle-timeout SECONDS\n"
 		"                    the egress proxy closes a tunnel or forwarded connection\n"
 		"                    silent both ways this long (1-86400, default 600)\n"
+		"  --ring-buffer-mb N\n"
+		"                    the kernel's events ring buffer, MiB: a power of two, 1-1024\n"
+		"                    (default 32); one pinned already keeps its size\n"
 		"  SIGHUP reloads every agent's policy; SIGTERM stops, enforcement stays;\n"
 		"  decisions go to the audit log (and, with -v, one line each on stdout)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
@@ -110,6 +113,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "stream", required_argument, NULL, 'L' },
 		{ "stream-group", required_argument, NULL, 'g' },
 		{ "proxy-idle-timeout", required_argument, NULL, 'I' },
+		{ "ring-buffer-mb", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -192,6 +196,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			o->proxy_idle_sec = (unsigned)v;
 			break;
+		case 'R':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || v < 1 || v > 1024 ||
+			    (v & (v - 1))) {
+				log_err("--ring-buffer-mb \"%s\": expected a power of two, 1 to "
+					"1024\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->ring_mb = (unsigned)v;
+			break;
 		case 'v':
 			level = LOG_DEBUG;
 			o->verbose = true;
@@ -212,6 +228,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		o->state_dir = DEFAULT_STATE_DIR;
 	if (!o->proxy_idle_sec)
 		o->proxy_idle_sec = DEFAULT_PROXY_IDLE_SEC;
+	if (!o->ring_mb)
+		o->ring_mb = ENFORCER_RING_BYTES_DEFAULT >> 20;
 	/* Without --agent-cgroup, policies come over the control socket, not the command line. */
 	if (optind != argc || (o->policy && o->ndeny) ||
 	    (!o->agent_cgroup && (o->policy || o->ndeny || o->nvars || o->tools)) ||
@@ -298,7 +316,7 @@ static int serve(struct enforcer *e, struct sink *sink)
 
 static int run(const struct options *o)
 {
-	struct enforcer_opts eo = { .pin_dir = o->pin_dir };
+	struct enforcer_opts eo = { .pin_dir = o->pin_dir, .ring_bytes = o->ring_mb << 20 };
 	struct sink sink = {};
 	struct enforcer *e = NULL;
 	struct probe p;

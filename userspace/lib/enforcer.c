@@ -40,6 +40,7 @@ struct enforcer {
 	const char *missing[MAX_MISSING + 1];
 	int nmissing;
 	struct ring_buffer *events;
+	__u32 ring_bytes; /* 0: as the objects declare it */
 };
 
 __u64 kernel_dev(dev_t st_dev)
@@ -140,7 +141,16 @@ static int load_object(struct enforcer *e, struct object *o)
 	if (!o->obj)
 		return -errno;
 	skip_missing_hooks(e, o->obj);
-	err = e->pin_dir[0] ? pin_maps(e, o->obj) : share_maps(e, o->obj);
+	err = 0;
+	if (e->ring_bytes) {
+		/* Every object declares the ring: each must agree before the first creates it. */
+		struct bpf_map *ring = bpf_object__find_map_by_name(o->obj, "events");
+
+		if (ring)
+			err = bpf_map__set_max_entries(ring, e->ring_bytes);
+	}
+	if (!err)
+		err = e->pin_dir[0] ? pin_maps(e, o->obj) : share_maps(e, o->obj);
 	if (!err)
 		err = bpf_object__load(o->obj);
 	if (err) {
@@ -169,6 +179,36 @@ static int fill_structural(struct enforcer *e)
 	return 0;
 }
 
+/* A ring already pinned keeps its size: its pending events are not to be lost, and libbpf
+ * reuses a pinned map only if it matches the declaration. */
+static int pinned_ring_bytes(const struct enforcer *e, __u32 *bytes)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX + 16];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/events", e->pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	else
+		*bytes = info.max_entries;
+	close(fd);
+	return err;
+}
+
+__u32 enforcer_ring_bytes(const struct enforcer *e)
+{
+	int fd = enforcer_map_fd(e, "events");
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.max_entries : 0;
+}
+
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 {
 	struct enforcer *e;
@@ -180,12 +220,21 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	if (!e)
 		return -ENOMEM;
 	memcpy(e->objs, objects, sizeof(objects));
+	if (opts->ring_bytes &&
+	    (opts->ring_bytes < 4096 || (opts->ring_bytes & (opts->ring_bytes - 1)))) {
+		err = -EINVAL;
+		goto err_free;
+	}
+	e->ring_bytes = opts->ring_bytes;
 	if (opts->pin_dir) {
 		snprintf(e->pin_dir, sizeof(e->pin_dir), "%s", opts->pin_dir);
 		if (mkdir(e->pin_dir, 0700) && errno != EEXIST) {
 			err = -errno;
 			goto err_free;
 		}
+		err = pinned_ring_bytes(e, &e->ring_bytes);
+		if (err)
+			goto err_free;
 	}
 	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
 		if (e->objs[i].lsm && !opts->lsm)

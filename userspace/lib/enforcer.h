@@ -29,7 +29,17 @@ struct enforcer_opts {
 	 * everything ends with the process.
 	 */
 	const char *pin_dir;
+	/*
+	 * The events ring buffer's size in bytes: a power of two, at least a page; 0: the 4 MiB the
+	 * objects declare. A ring already pinned in pin_dir keeps the size it has (its pending
+	 * events with it); enforcer_ring_bytes() says what was used.
+	 */
+	__u32 ring_bytes;
 };
+
+/* What agentd's daemon asks for: room for stalls of the consumer of about 0.1 s at 500 k
+ * events/s of 624 bytes (docs/PERFORMANCE.md). */
+#define ENFORCER_RING_BYTES_DEFAULT (32U << 20)
 
 /* The kernel's internal dev_t (as super_block.s_dev) for a userspace st_dev. */
 __u64 kernel_dev(dev_t st_dev);
@@ -37,6 +47,8 @@ __u64 kernel_dev(dev_t st_dev);
 /* Opens and loads the objects, fills the structural deny list. Returns 0 or -errno; *out is
  * NULL on failure. */
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts);
+/* The events ring buffer's size in bytes. */
+__u32 enforcer_ring_bytes(const struct enforcer *e);
 /* Attaches the BPF LSM programs (global hooks). */
 int enforcer_attach_lsm(struct enforcer *e);
 void enforcer_detach_lsm(struct enforcer *e);
