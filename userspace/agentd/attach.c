@@ -55,31 +55,17 @@ __attribute__((format(printf, 3, 4))) static json_t *error(const struct control_
 /* Whether path is top or below it. */
 static bool under(const char *path, const char *top)
 {
-	size_t n = strlen(top);
-
-	return !strncmp(path, top, n) && (path[n] == '\0' || path[n] == '/');
+	return cgroup_path_below(path, top);
 }
 
 /* The cgroup v2 directory of a process ("0::/x" in /proc/PID/cgroup), below root. */
 static int proc_cgroup(const char *root, pid_t pid, char *out, size_t sz)
 {
-	char path[64], line[PATH_MAX];
-	int err = -ENOENT;
-	FILE *f;
+	char rel[PATH_MAX];
+	int err = cgroup_of_pid(pid, rel, sizeof(rel));
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::/", 4))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(out, sz, "%s%s", root, line[4] ? line + 3 : "");
-		err = 0;
-		break;
-	}
-	fclose(f);
+	if (!err && (size_t)snprintf(out, sz, "%s%s", root, strcmp(rel, "/") ? rel : "") >= sz)
+		err = -ENAMETOOLONG;
 	return err;
 }
 

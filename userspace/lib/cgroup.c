@@ -145,7 +145,7 @@ static int pidfd_pid(int pidfd)
 	return p ? atoi(p + 5) : -1;
 }
 
-static int proc_cgroup(pid_t pid, char *out, size_t outsz)
+int cgroup_of_pid(pid_t pid, char *out, size_t outsz)
 {
 	char path[64], buf[4096], *line, *save = NULL;
 	ssize_t n;
@@ -191,7 +191,7 @@ int cgroup_of_peer(int fd, pid_t *pid, uid_t *uid, char *cg, size_t cgsz)
 		close(pidfd);
 		return -ESRCH;
 	}
-	err = proc_cgroup(uc.pid, cg, cgsz);
+	err = cgroup_of_pid(uc.pid, cg, cgsz);
 	if (pidfd >= 0) {
 		pfd = (struct pollfd){ .fd = pidfd, .events = POLLIN };
 		if (poll(&pfd, 1, 0) != 0)

@@ -28,6 +28,11 @@ pid_t cgroup_fork_into(int cgroup_fd);
 /* Writes text to a cgroup control file (cgroup.kill, pids.max, ...). Returns 0 or -errno. */
 int cgroup_write(const char *path, const char *text);
 
+/* The cgroup v2 of process pid as /proc/<pid>/cgroup gives it ("/x/y", below the cgroup2 mount,
+ * in the caller's cgroup namespace). Returns 0, -ESRCH when there is no such process, or -errno.
+ */
+int cgroup_of_pid(pid_t pid, char *out, size_t outsz);
+
 /*
  * The cgroup v2 of the process at the other end of a connected unix socket: its path as
  * /proc/<pid>/cgroup gives it (below the cgroup2 mount, in the caller's cgroup namespace) in
