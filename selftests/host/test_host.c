@@ -15,6 +15,7 @@
 #include "loss.h"
 #include "harness.h"
 #include "probe.h"
+#include "rules.h"
 #include "testlib.h"
 
 static bool bpf_lsm_listed(void)
@@ -164,4 +165,43 @@ TEST(drop_counters_become_loss_records)
 		n++;
 	pclose(f);
 	ASSERT_EQ(n, 2);
+}
+
+static void close_fd(void *arg)
+{
+	close((int)(long)arg);
+}
+
+/* An enforcer without pins keeps its cgroup links in a bounded table: detaching a cgroup frees
+ * its slots, so attach and detach can alternate past the table's size; the programs hold while
+ * attached and not after. */
+TEST(cgroup_attach_detach_alternate_without_running_out)
+{
+	struct enforcer_opts opts = {};
+	struct ruleset rs = { 0 };
+	struct enforcer *e = NULL;
+	char cg[PATH_MAX];
+	int fd, i, port, lfd, failed;
+	__u32 gen;
+
+	test_cgroup(cg, sizeof(cg));
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(rules_apply(e, 9, &rs, &gen, &failed), 0);
+	ASSERT_EQ(enforcer_add_cgroup(e, cg, 9), 0);
+	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	test_defer(close_fd, (void *)(long)fd);
+	lfd = test_loopback_listener(&port);
+	test_defer(close_fd, (void *)(long)lfd);
+	for (i = 0; i < 40; i++) {
+		ASSERT_EQ(enforcer_attach_cgroup(e, fd), 0);
+		ASSERT_EQ(enforcer_detach_cgroup(e, fd), 0);
+	}
+	ASSERT_EQ(enforcer_attach_cgroup(e, fd), 0);
+	/* Loopback is structurally denied to an agent: the programs are there. */
+	ASSERT_EQ(run_in_cgroup(cg, test_loopback_connect, &port, NULL), EPERM);
+	ASSERT_EQ(enforcer_detach_cgroup(e, fd), 0);
+	ASSERT_EQ(run_in_cgroup(cg, test_loopback_connect, &port, NULL), 0);
+	enforcer_remove_cgroup(e, cg);
+	enforcer_destroy(e);
 }

@@ -599,12 +599,17 @@ int enforcer_detach_cgroup(struct enforcer *e, int cgroup_fd)
 
 	if (fstat(cgroup_fd, &st))
 		return -errno;
-	for (i = 0; i < e->ncg_links; i++) {
+	/* The cgroup's links leave the table too: attach and detach may alternate forever. */
+	for (i = 0; i < e->ncg_links;) {
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		if (!bpf_obj_get_info_by_fd(bpf_link__fd(e->cg_links[i]), &info, &len) &&
-		    info.cgroup.cgroup_id == st.st_ino)
-			bpf_link__detach(e->cg_links[i]);
+		    info.cgroup.cgroup_id == st.st_ino) {
+			bpf_link__destroy(e->cg_links[i]);
+			e->cg_links[i] = e->cg_links[--e->ncg_links];
+		} else {
+			i++;
+		}
 	}
 	for (o = 0; e->pin_dir[0] && o < sizeof(e->objs) / sizeof(e->objs[0]); o++) {
 		if (!e->objs[o].obj || e->objs[o].lsm)
