@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
@@ -117,10 +118,21 @@ static int listener(const char *addr, int port, int type)
 }
 
 /* Whether the listener got something: a connection to accept, or a datagram. */
-static bool received(int fd, int type)
+/*
+ * Whether the listener got the datagram or the connection, waiting up to wait_ms for it: loopback
+ * delivers through the softirq, which may run after the sender's call has returned (on a busy
+ * one-vCPU guest, in ksoftirqd), so what was sent may arrive a little later. 0: no wait.
+ */
+#define ARRIVAL_MS 5000 /* a deadline for what must arrive, not a measure of speed */
+
+static bool received(int fd, int type, int wait_ms)
 {
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char buf[8];
 	int c;
+
+	if (poll(&pfd, 1, wait_ms) <= 0)
+		return false;
 
 	if (type == SOCK_DGRAM)
 		return recv(fd, buf, sizeof(buf), 0) > 0;
@@ -180,9 +192,9 @@ static void denied_to_agent(const struct test_agent *ag, const char *listen_addr
 
 	dest(&d, to_addr, PORT, type);
 	ASSERT_EQ(test_agent_run(ag, reach, &d), EPERM);
-	ASSERT(!received(l, type));
+	ASSERT(!received(l, type, 0)); /* nothing was sent: EPERM */
 	ASSERT_EQ(run_in_cgroup(NULL, reach, &d, NULL), 0);
-	ASSERT(received(l, type));
+	ASSERT(received(l, type, ARRIVAL_MS));
 	close(l);
 }
 
@@ -227,7 +239,7 @@ static void allowed_to_agent(const struct test_agent *ag, const char *addr, int 
 
 	dest(&d, addr, PORT, type);
 	ASSERT_EQ(test_agent_run(ag, reach, &d), 0);
-	ASSERT(received(l, type));
+	ASSERT(received(l, type, ARRIVAL_MS));
 	close(l);
 }
 
@@ -249,7 +261,7 @@ TEST(net_public_address_needs_a_rule)
 
 		dest(&d, "::ffff:" PUBLIC_ADDR, PORT, SOCK_STREAM);
 		ASSERT_EQ(test_agent_run(&ag, reach, &d), 0);
-		ASSERT(received(l, SOCK_STREAM));
+		ASSERT(received(l, SOCK_STREAM, ARRIVAL_MS));
 		close(l);
 	}
 	/* TCP only: a datagram is denied. */
@@ -319,7 +331,7 @@ static int own_listener(void *addr)
 
 	dest(&d, addr, PORT, SOCK_STREAM);
 	r = reach(&d);
-	if (!r && !received(l, SOCK_STREAM))
+	if (!r && !received(l, SOCK_STREAM, ARRIVAL_MS))
 		r = 200;
 	close(l);
 	return r;
