@@ -208,3 +208,85 @@ int BPF_PROG(path_chown, const struct path *path, __u32 uid, __u32 gid, int ret)
 {
 	return ret ? ret : check_path(path, AGENTD_HOOK_PATH_CHOWN, AGENTD_RIGHT_SETATTR);
 }
+
+/*
+ * Hooks that name a dentry and no mount: rights from inode_rights_walk (rights.bpf.h). Unlike
+ * the path hooks, these also run for the kernel's own work on a file system's layers: an
+ * overlay copying a file up sets its times and xattrs under the mounter's credentials. That is
+ * not the agent's request (the agent's own call on the overlay's object was checked here, with
+ * its own credentials), so a task running with overridden credentials is not checked.
+ */
+static __always_inline int check_inode(struct dentry *d, __u32 hook, __u32 needed)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct walk w = {};
+	struct agent a;
+	int deny;
+
+	if (!current_agent(&a))
+		return 0;
+	if (BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred))
+		return 0;
+	if (!a.has_config) {
+		w.reason = AGENTD_REASON_NO_POLICY;
+		deny = 1;
+	} else {
+		inode_rights_walk(&a, d, &w);
+		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
+	}
+	if (want_event(&a, deny))
+		emit_file_event(&a, hook, deny, &w, needed, d, NULL);
+	return lsm_verdict(deny);
+}
+
+/*
+ * Times set by utimensat() and friends: chosen times need SETATTR; the current time (touch)
+ * needs WRITE, as the kernel asks only write permission for it, since writing sets it too. The
+ * hook's arguments moved in Linux 6.8 (an idmap came first), so they are read by position from
+ * the count the trampoline keeps. Its ret is not read: the trampoline runs no later program
+ * once one has returned non-zero. Changes of mode and owner are path_chmod's and path_chown's;
+ * size changes are truncation's; the kernel's own (stripping set-uid on write) carry no times.
+ */
+SEC("lsm/inode_setattr")
+int inode_setattr(__u64 *ctx)
+{
+	__u64 dentry = 0, attr = 0;
+	unsigned int valid;
+	int i = bpf_get_func_arg_cnt(ctx) == 3;
+
+	if (bpf_get_func_arg(ctx, i, &dentry) || bpf_get_func_arg(ctx, i + 1, &attr))
+		return 0;
+	valid = BPF_CORE_READ((struct iattr *)attr, ia_valid);
+	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) || (valid & ATTR_SIZE))
+		return 0;
+	return check_inode((struct dentry *)dentry, AGENTD_HOOK_INODE_SETATTR,
+			   valid & (ATTR_ATIME_SET | ATTR_MTIME_SET) ? AGENTD_RIGHT_SETATTR
+								     : AGENTD_RIGHT_WRITE);
+}
+
+SEC("lsm/inode_setxattr")
+int BPF_PROG(inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, __u64 size, int flags, int ret)
+{
+	return ret ? ret : check_inode(dentry, AGENTD_HOOK_INODE_SETXATTR, AGENTD_RIGHT_SETATTR);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+{
+	return ret ? ret : check_inode(dentry, AGENTD_HOOK_INODE_REMOVEXATTR, AGENTD_RIGHT_SETATTR);
+}
+
+/* From Linux 6.2 on, POSIX ACLs have their own hooks; before, they went through setxattr. */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name, void *kacl,
+	     int ret)
+{
+	return ret ? ret : check_inode(dentry, AGENTD_HOOK_INODE_SET_ACL, AGENTD_RIGHT_SETATTR);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
+{
+	return ret ? ret : check_inode(dentry, AGENTD_HOOK_INODE_REMOVE_ACL, AGENTD_RIGHT_SETATTR);
+}

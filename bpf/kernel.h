@@ -19,9 +19,13 @@ struct qstr {
 	const unsigned char *name;
 };
 
+struct dentry;
+
 struct super_block {
 	__u32 s_dev; /* dev_t */
 	unsigned long s_magic;
+	unsigned long s_flags;
+	struct dentry *s_root;
 };
 
 struct inode {
@@ -89,14 +93,19 @@ struct css_set {
 	struct cgroup *dfl_cgrp;
 };
 
+struct cred;
+
 struct task_struct {
 	int pid;
 	int tgid;
 	struct css_set *cgroups;
+	const struct cred *real_cred;
+	const struct cred *cred;
 };
 
-struct iattr;
-struct cred;
+struct iattr {
+	unsigned int ia_valid;
+};
 struct kernel_siginfo;
 struct perf_event_attr;
 struct key;
@@ -117,6 +126,12 @@ struct user_namespace;
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #define RENAME_EXCHANGE (1 << 1)
+#define ATTR_SIZE (1 << 3)
+#define ATTR_ATIME (1 << 4)
+#define ATTR_MTIME (1 << 5)
+#define ATTR_ATIME_SET (1 << 7)
+#define ATTR_MTIME_SET (1 << 8)
+#define SB_KERNMOUNT (1 << 22)
 #define EPERM 1
 #define ENOMEM 12
 #define AF_UNIX 1

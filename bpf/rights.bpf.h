@@ -97,6 +97,106 @@ static long walk_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/*
+ * The rights of an object reached by a hook that names no mount (utimes, extended attributes,
+ * ACLs): the walk stays in the object's file system, and every mount root it passes before the
+ * deciding rule narrows the rights to those at that mount's mount point (mount_roots, filled by
+ * userspace from the mount table). A path walk through any one of those mounts would stop there
+ * and go on above its mount point; not knowing which, this walk grants only what every one of
+ * them grants. The top of a file system with no rule on the way decides by the mount roots
+ * passed; with none passed, the object was reached through no mount agentd saw: no rights.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AGENTD_MAX_MOUNT_ROOTS);
+	__type(key, struct agentd_file_key);
+	__type(value, struct agentd_mount_root);
+} mount_roots SEC(".maps");
+
+struct inode_walk_state {
+	struct agentd_file_key key;
+	struct dentry *d;
+	struct walk *w;
+	__u32 above; /* rights every mount root passed allows */
+	__u32 above_rule;
+	int roots; /* mount roots passed */
+	int done;
+};
+
+/* The top of the object's file system (or of a disconnected tree) with no rule on the way. */
+static __always_inline long inode_walk_end(struct inode_walk_state *s, struct dentry *d)
+{
+	s->done = 1;
+	if (s->roots) {
+		s->w->rights = s->above;
+		s->w->rule_id = s->above_rule;
+		s->w->reason = AGENTD_REASON_RULE;
+		return 1;
+	}
+	/* kern_mount()ed file systems (pipes, sockets, memfds): as in file_open, the agent can
+	 * only reach an object there that it already holds. */
+	if (BPF_CORE_READ(d, d_sb, s_flags) & SB_KERNMOUNT) {
+		s->w->flags |= AGENTD_EVF_INTERNAL;
+		s->w->reason = AGENTD_REASON_NO_RULE;
+		return 1;
+	}
+	s->w->reason = AGENTD_REASON_UNKNOWN_MOUNT;
+	return 1;
+}
+
+/* One step up inside a file system; returns 1 when decided. A bpf_loop() callback. */
+static long inode_walk_step(__u32 i, void *ctx)
+{
+	struct inode_walk_state *s = ctx;
+	struct dentry *d = s->d, *up;
+	struct agentd_mount_root *root;
+	struct agentd_file_rule *rule;
+	struct inode *inode;
+
+	inode = BPF_CORE_READ(d, d_inode);
+	if (inode) {
+		s->key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		s->key.ino = BPF_CORE_READ(inode, i_ino);
+		rule = bpf_map_lookup_elem(&file_rules, &s->key);
+		if (rule) {
+			s->w->rights = rule->rights & s->above;
+			s->w->rule_id = rule->rule_id;
+			s->w->reason = AGENTD_REASON_RULE;
+			s->w->depth = i;
+			s->done = 1;
+			return 1;
+		}
+		root = bpf_map_lookup_elem(&mount_roots, &s->key);
+		if (root) {
+			s->above &= root->rights;
+			s->above_rule = s->roots++ ? 0 : root->rule_id;
+		}
+	}
+	up = BPF_CORE_READ(d, d_parent);
+	if (up == d)
+		return inode_walk_end(s, d);
+	s->d = up;
+	return 0;
+}
+
+static __always_inline void inode_rights_walk(const struct agent *a, struct dentry *d,
+					      struct walk *w)
+{
+	struct inode_walk_state s = {
+		.key = { .agent_id = a->id, .generation = a->cfg.generation },
+		.d = d,
+		.w = w,
+		.above = ~0U,
+	};
+
+	w->rights = 0;
+	w->rule_id = 0;
+	w->flags = 0;
+	bpf_loop(AGENTD_MAX_WALK, inode_walk_step, &s, 0);
+	if (!s.done)
+		w->reason = AGENTD_REASON_WALK_TOO_DEEP;
+}
+
 static __always_inline void rights_walk(const struct agent *a, struct dentry *d,
 					struct vfsmount *vmnt, struct walk *w)
 {
@@ -151,7 +251,13 @@ static long path_step(__u32 i, void *ctx)
 	struct mount *mnt = s->mnt, *parent;
 	__u32 len;
 
-	if (d == s->root) {
+	if (!mnt) {
+		/* No mount: names up to the top of the file system. */
+		if (d == BPF_CORE_READ(d, d_sb, s_root)) {
+			s->done = 1;
+			return 1;
+		}
+	} else if (d == s->root) {
 		parent = BPF_CORE_READ(mnt, mnt_parent);
 		if (parent == mnt) {
 			s->done = 1;
@@ -180,7 +286,8 @@ static long path_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* Fills e->path, e->path_len and AGENTD_EVF_PATH_TRUNCATED for object on vmnt. */
+/* Fills e->path, e->path_len and AGENTD_EVF_PATH_TRUNCATED for object on vmnt. With no vmnt,
+ * the path from the top of the object's file system: a tail, marked truncated. */
 static __always_inline void event_path(struct agentd_file_event *e, struct dentry *object,
 				       struct vfsmount *vmnt)
 {
@@ -197,8 +304,12 @@ static __always_inline void event_path(struct agentd_file_event *e, struct dentr
 	}
 	s.buf = p->buf;
 	s.d = object;
-	s.root = BPF_CORE_READ(vmnt, mnt_root);
-	s.mnt = real_mount(vmnt);
+	if (vmnt) {
+		s.root = BPF_CORE_READ(vmnt, mnt_root);
+		s.mnt = real_mount(vmnt);
+	} else {
+		e->flags |= AGENTD_EVF_PATH_TRUNCATED;
+	}
 	p->buf[AGENTD_PATH_LEN - 1] = '\0';
 	bpf_loop(AGENTD_MAX_WALK, path_step, &s, 0);
 	if (!s.done)

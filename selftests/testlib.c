@@ -135,6 +135,13 @@ void test_mount_tmpfs(const char *dir)
 	test_defer(unmount_path, strdup(dir));
 }
 
+void test_bind_mount(const char *from, const char *to)
+{
+	if (mount(from, to, NULL, MS_BIND, NULL))
+		FAIL("bind mount %s on %s: %s", from, to, strerror(errno));
+	test_defer(unmount_path, strdup(to));
+}
+
 void test_write(const char *path, const char *text, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);

@@ -35,6 +35,8 @@ void test_unlink_at_end(const char *path);
 void test_dir(char *path, size_t pathsz);
 /* Mounts a fresh tmpfs on dir; unmounted when the test ends. */
 void test_mount_tmpfs(const char *dir);
+/* Bind-mounts from on to; unmounted when the test ends. */
+void test_bind_mount(const char *from, const char *to);
 /* Writes text to path (created with mode, or truncated); FAILs on error. */
 void test_write(const char *path, const char *text, mode_t mode);
 /* Copies the file from to the new file to (with mode); FAILs on error. */

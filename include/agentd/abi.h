@@ -288,4 +288,26 @@ _Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout
 #define AGENTD_HOOK_TASK_ALLOC 48 /* clone3(CLONE_INTO_CGROUP) */
 #define AGENTD_HOOK_FILE_RECEIVE 49 /* a cgroup file open for writing, received */
 
+/*
+ * Hooks that see a dentry and no mount (utimes, extended attributes, POSIX ACLs) cannot cross
+ * mounts upward. mount_roots hash, keyed like file_rules on the dentry a mount shows at its top:
+ * the rights at that mount's mount point, intersected over every mount with that root, as agentd
+ * saw its mount table when the policy loaded. Such a walk stays inside the object's file system
+ * and intersects the rights of every mount root it passes (it cannot tell which mount the object
+ * was reached through): a bind mount can only narrow what it grants (rights.bpf.h).
+ */
+struct agentd_mount_root {
+	__u32 rule_id; /* the rule that decided at the mount point; 0 for none or several */
+	__u32 rights;
+};
+_Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout");
+
+#define AGENTD_MAX_MOUNT_ROOTS 65536
+#define AGENTD_HOOK_INODE_SETATTR 50 /* utimes: access and modification times */
+#define AGENTD_HOOK_INODE_SET_ACL 51 /* Linux 6.2 on; before, ACLs went through setxattr */
+#define AGENTD_HOOK_INODE_REMOVE_ACL 52
+/* A walk without a mount reached the top of a file system that no mount agentd saw shows: fail
+ * closed. */
+#define AGENTD_REASON_UNKNOWN_MOUNT 13
+
 #endif /* AGENTD_ABI_H */

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "ops.h"
 
@@ -90,6 +91,76 @@ int op_chmod(void *arg)
 int op_chown(void *arg)
 {
 	return RET(chown(((struct op *)arg)->a, 0, 0));
+}
+
+static const struct timespec some_times[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+
+int op_utimes(void *arg)
+{
+	return RET(utimensat(AT_FDCWD, ((struct op *)arg)->a, some_times, 0));
+}
+
+int op_touch(void *arg)
+{
+	return RET(utimensat(AT_FDCWD, ((struct op *)arg)->a, NULL, 0));
+}
+
+int op_futimens(void *arg)
+{
+	int fd = open(((struct op *)arg)->a, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return 100 + errno;
+	err = RET(futimens(fd, some_times));
+	close(fd);
+	return err;
+}
+
+int op_setxattr(void *arg)
+{
+	return RET(setxattr(((struct op *)arg)->a, OP_XATTR, "v", 1, 0));
+}
+
+int op_removexattr(void *arg)
+{
+	return RET(removexattr(((struct op *)arg)->a, OP_XATTR));
+}
+
+/* posix_acl_xattr format (include/uapi/linux/posix_acl_xattr.h), little-endian as on x86:
+ * owner rw, user 1000 r, group r, mask r, other r. */
+static const struct {
+	__u32 version;
+	struct {
+		__u16 tag, perm;
+		__u32 id;
+	} e[5];
+} acl = { 2,
+	  { { 0x01, 6, ~0U },
+	    { 0x02, 4, 1000 },
+	    { 0x04, 4, ~0U },
+	    { 0x10, 4, ~0U },
+	    { 0x20, 4, ~0U } } };
+
+int op_set_acl(void *arg)
+{
+	return RET(
+		setxattr(((struct op *)arg)->a, "system.posix_acl_access", &acl, sizeof(acl), 0));
+}
+
+int op_remove_acl(void *arg)
+{
+	return RET(removexattr(((struct op *)arg)->a, "system.posix_acl_access"));
+}
+
+void op_attributes(const char *path)
+{
+	struct op o = { .a = path };
+	int err = op_setxattr(&o);
+
+	if (!err)
+		err = op_set_acl(&o);
+	if (err)
+		FAIL("attributes of %s: %s", path, strerror(err));
 }
 
 char *pathf(char *buf, size_t sz, const char *fmt, ...)

@@ -28,6 +28,18 @@ int op_link(void *op); /* link(a, b) */
 int op_rename(void *op); /* renameat2(a, b, flags) */
 int op_chmod(void *op);
 int op_chown(void *op);
+int op_utimes(void *op); /* utimensat(a) with explicit times */
+int op_touch(void *op); /* utimensat(a, NULL): the current time, as a write sets it */
+int op_futimens(void *op); /* open(a, O_RDONLY), futimens with explicit times */
+int op_setxattr(void *op); /* setxattr(a, OP_XATTR) */
+int op_removexattr(void *op); /* removexattr(a, OP_XATTR) */
+int op_set_acl(void *op); /* an access ACL with a named user */
+int op_remove_acl(void *op);
+
+/* An extended attribute tmpfs keeps on every kernel (user.* only from Linux 6.6 on). */
+#define OP_XATTR "trusted.agentd"
+/* Gives path the OP_XATTR attribute and an access ACL, from the test process; FAILs on error. */
+void op_attributes(const char *path);
 
 /* Builds a path from a printf format into buf; FAILs when it does not fit. */
 char *pathf(char *buf, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -246,3 +246,33 @@ TEST(daemon_applies_resource_limits)
 	/* Killed at the deadline: agentctl run passes SIGKILL through as 128 + 9. */
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-lim", "--", "sleep", "50", NULL), 137);
 }
+
+static int touch_now(void *path)
+{
+	return utimensat(AT_FDCWD, path, NULL, 0) ? errno : 0;
+}
+
+/* A file system mounted after the agent's policy loaded is unknown to the hooks that see no
+ * mount (here, setting times to now, which needs write): denied, until agentd sees the mount
+ * table change and refreshes the agent's mount roots. */
+TEST(daemon_follows_the_mount_table)
+{
+	const char *refreshed[] = { "agentd: mount roots of 1 agent refreshed", NULL };
+	struct denv *e = setup();
+	char cg[PATH_MAX + 64], late[PATH_MAX + 8], f[PATH_MAX + 16];
+
+	add_agent(e, "t-mnt");
+	agent_cgroup(e, "t-mnt", cg, sizeof(cg));
+	snprintf(late, sizeof(late), "%s/late", e->work);
+	snprintf(f, sizeof(f), "%s/f", late);
+	ASSERT_OK(mkdir(late, 0755));
+	/* Stopped so that the mount is not seen before the first attempt. */
+	ASSERT_OK(kill(e->agentd->pid, SIGSTOP));
+	test_mount_tmpfs(late);
+	write_text(f, "data\n");
+	ASSERT_EQ(run_in_cgroup(cg, touch_now, f, NULL), EPERM);
+	ASSERT_OK(kill(e->agentd->pid, SIGCONT));
+	if (!proc_wait_line(e->agentd, 10000, refreshed))
+		FAIL("agentd did not refresh the mount roots: \"%s\"", e->agentd->buf);
+	ASSERT_EQ(run_in_cgroup(cg, touch_now, f, NULL), 0);
+}

@@ -156,6 +156,26 @@ TEST(file_event_path_crosses_mounts)
 		FAIL("no deny event with path %s: \"%s\"", f, s.agentd->buf);
 }
 
+/* A hook that sees no mount (utimes here) names the object from the top of its file system:
+ * the path's tail, marked truncated. */
+TEST(inode_hook_event_path_is_a_marked_tail)
+{
+	char top[PATH_MAX], m[PATH_MAX], f[PATH_MAX];
+	struct slice s;
+
+	test_dir(top, sizeof(top));
+	if (mkdir(PATHF(m, "%s/mnt", top), 0755))
+		FAIL("mkdir %s: %s", m, strerror(errno));
+	test_mount_tmpfs(m);
+	test_write(PATHF(f, "%s/secret", m), "s3cr3t\n", 0644);
+	slice_start_denying(&s, f);
+	ASSERT_EQ(run_in_cgroup(s.cgroup, op_utimes, OP(.a = f), NULL), EPERM);
+	const char *want[] = { "deny agent=1 ", "hook=inode_setattr reason=rule",
+			       " path=\"/secret\" path_truncated", NULL };
+	if (!proc_wait_line(s.agentd, 10000, want))
+		FAIL("no inode_setattr deny event with the path's tail: \"%s\"", s.agentd->buf);
+}
+
 /* Builds top/NAME/NAME/.../f with n directories of the given name. */
 static void nested_file(const char *top, const char *name, int n, char *path, size_t sz)
 {

@@ -25,6 +25,7 @@ static void populate(const char *tree)
 	if (mkdir(tree, 0755))
 		FAIL("mkdir %s: %s", tree, strerror(errno));
 	test_write(PATHF(p, "%s/f", tree), "data\n", 0644);
+	op_attributes(p);
 	if (mkdir(PATHF(p, "%s/d", tree), 0755))
 		FAIL("mkdir %s: %s", p, strerror(errno));
 }
@@ -88,3 +89,10 @@ RIGHT_TEST(rename_needs_link, .right = AGENTD_RIGHT_LINK, .fn = op_rename, .a = 
 RIGHT_TEST(rename_needs_remove, .right = AGENTD_RIGHT_REMOVE, .fn = op_rename, .a = "f", .b = "g")
 RIGHT_TEST(chmod_needs_setattr, .right = AGENTD_RIGHT_SETATTR, .fn = op_chmod, .a = "f")
 RIGHT_TEST(chown_needs_setattr, .right = AGENTD_RIGHT_SETATTR, .fn = op_chown, .a = "f")
+RIGHT_TEST(utimes_needs_setattr, .right = AGENTD_RIGHT_SETATTR, .fn = op_utimes, .a = "f")
+RIGHT_TEST(touch_now_needs_write, .right = AGENTD_RIGHT_WRITE, .fn = op_touch, .a = "f")
+RIGHT_TEST(futimens_needs_setattr, .right = AGENTD_RIGHT_SETATTR, .fn = op_futimens, .a = "f")
+RIGHT_TEST(setxattr_needs_setattr, .right = AGENTD_RIGHT_SETATTR, .fn = op_setxattr, .a = "f")
+RIGHT_TEST(removexattr_needs_setattr, .right = AGENTD_RIGHT_SETATTR, .fn = op_removexattr, .a = "f")
+RIGHT_TEST(set_acl_needs_setattr, .right = AGENTD_RIGHT_SETATTR, .fn = op_set_acl, .a = "f")
+RIGHT_TEST(remove_acl_needs_setattr, .right = AGENTD_RIGHT_SETATTR, .fn = op_remove_acl, .a = "f")

@@ -3,17 +3,22 @@
 #include "daemon.h"
 #include "proxy.h"
 #include "layers_status.h"
+#include "mount_watch.h"
 #include "services.h"
 
 int services_start(struct daemon *d)
 {
-	int err = proxy_start(d);
+	int err = mount_watch_start(d);
 
+	if (!err)
+		err = proxy_start(d);
 	if (!err) {
 		err = broker_start(d);
 		if (err)
 			proxy_stop(d);
 	}
+	if (err)
+		mount_watch_stop(d);
 	return err;
 }
 
@@ -21,11 +26,15 @@ void services_stop(struct daemon *d)
 {
 	broker_stop(d);
 	proxy_stop(d);
+	mount_watch_stop(d);
 }
 
 int services_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
 {
-	int err = proxy_agent_up(d, a, why, whysz);
+	int err;
+
+	mount_watch_agent(d, a);
+	err = proxy_agent_up(d, a, why, whysz);
 
 	if (!err) {
 		err = broker_agent_up(d, a, why, whysz);

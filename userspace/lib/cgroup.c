@@ -11,60 +11,25 @@
 #include <unistd.h>
 #include <linux/sched.h>
 #include "cgroup.h"
+#include "mounts.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
 
-/* Decodes mountinfo's octal escapes (\040 for a space, ...) in place. */
-static void unescape_octal(char *s)
-{
-	char *out = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 4;
-		} else {
-			*out++ = *s++;
-		}
-	}
-	*out = '\0';
-}
-
-/* "36 35 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw": mount point and fs type. */
-static int mountinfo_line(char *line, char **mnt, char **fstype)
-{
-	char *save = NULL, *tok;
-	int field = 0;
-
-	*mnt = *fstype = NULL;
-	for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-		if (field == 4)
-			*mnt = tok;
-		if (field >= 6 && !strcmp(tok, "-")) {
-			*fstype = strtok_r(NULL, " \n", &save);
-			break;
-		}
-		field++;
-	}
-	return *mnt && *fstype ? 0 : -EINVAL;
-}
-
 int mountinfo_find_cgroup2(FILE *mountinfo, char *out, size_t outsz)
 {
-	char *line = NULL, *mnt, *fstype;
+	struct mountinfo_entry m;
+	char *line = NULL;
 	size_t cap = 0;
-	int err = -ENOENT;
+	int got, err = -ENOENT;
 
-	while (getline(&line, &cap, mountinfo) > 0) {
-		if (mountinfo_line(line, &mnt, &fstype) || strcmp(fstype, "cgroup2"))
+	while ((got = mountinfo_next(mountinfo, &line, &cap, &m))) {
+		if (got < 0 || strcmp(m.fstype, "cgroup2"))
 			continue;
-		unescape_octal(mnt);
-		err = strlen(mnt) < outsz ? 0 : -ENAMETOOLONG;
+		err = strlen(m.mount_point) < outsz ? 0 : -ENAMETOOLONG;
 		if (!err)
-			strcpy(out, mnt);
+			strcpy(out, m.mount_point);
 		break;
 	}
 	free(line);

@@ -59,6 +59,8 @@ static const struct object objects[] = {
 /* Hooks whose absence loses nothing: an older hook covers the same operations there. */
 static const char *const covered_hooks[] = {
 	"file_truncate", /* before Linux 6.2, ftruncate() goes through path_truncate */
+	"inode_set_acl", /* before Linux 6.2, ACLs go through inode_setxattr */
+	"inode_remove_acl", /* and inode_removexattr */
 };
 
 static bool hook_covered(const char *hook)

@@ -92,6 +92,9 @@ static const char *const hook_names[] = {
 	[AGENTD_HOOK_CGROUP_WRITE] = "cgroup_write",
 	[AGENTD_HOOK_TASK_ALLOC] = "task_alloc",
 	[AGENTD_HOOK_FILE_RECEIVE] = "file_receive",
+	[AGENTD_HOOK_INODE_SETATTR] = "inode_setattr",
+	[AGENTD_HOOK_INODE_SET_ACL] = "inode_set_acl",
+	[AGENTD_HOOK_INODE_REMOVE_ACL] = "inode_remove_acl",
 };
 
 static const char *const reason_names[] = {
@@ -107,6 +110,7 @@ static const char *const reason_names[] = {
 	[AGENTD_REASON_OUTSIDE_AGENT] = "target-outside-agent",
 	[AGENTD_REASON_NOT_OWN_SOCKET] = "not-own-broker-socket",
 	[AGENTD_REASON_NOT_OWN_UNIX_SOCKET] = "not-own-socket",
+	[AGENTD_REASON_UNKNOWN_MOUNT] = "unknown-mount",
 };
 
 static const char *name_of(const char *const *names, size_t n, __u32 i)

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "mounts.h"
 #include "rules.h"
 
 struct maps {
-	int agents, files, net;
+	int agents, files, net, mounts;
 };
 
 static int get_maps(struct enforcer *e, struct maps *m)
@@ -17,6 +20,7 @@ static int get_maps(struct enforcer *e, struct maps *m)
 	m->agents = enforcer_map_fd(e, "agents");
 	m->files = enforcer_map_fd(e, "file_rules");
 	m->net = enforcer_map_fd(e, "net_rules");
+	m->mounts = enforcer_map_fd(e, "mount_roots");
 	return m->agents < 0 ? m->agents : 0;
 }
 
@@ -65,17 +69,170 @@ static int delete_generations(const struct maps *m, __u32 agent_id, __u32 keep)
 	if (!err)
 		err = delete_matching(m->net, sizeof(struct agentd_net_key),
 				      offsetof(struct agentd_net_key, agent_id), agent_id, keep);
+	if (!err)
+		err = delete_matching(m->mounts, sizeof(struct agentd_file_key),
+				      offsetof(struct agentd_file_key, agent_id), agent_id, keep);
 	return err;
 }
 
+/* The file rules as objects, sorted by object, for the mount table's walks. */
+struct object_rule {
+	__u64 dev, ino;
+	struct agentd_file_rule rule;
+};
+
+struct ruleset_objects {
+	struct object_rule *rules;
+	size_t n;
+};
+
+static int object_cmp(const void *a, const void *b)
+{
+	const struct object_rule *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int object_lookup(void *ctx, __u64 dev, __u64 ino, __u32 *rule_id, __u32 *rights)
+{
+	const struct ruleset_objects *o = ctx;
+	struct object_rule key = { .dev = dev, .ino = ino }, *r;
+
+	r = bsearch(&key, o->rules, o->n, sizeof(key), object_cmp);
+	if (!r)
+		return 0;
+	*rule_id = r->rule.rule_id;
+	*rights = r->rule.rights;
+	return 1;
+}
+
+/*
+ * For the hooks that see no mount: every mount root of agentd's mount namespace, with the
+ * rights above its mount point (rights.bpf.h). Tasks in another mount namespace are judged by
+ * the mounts they share with agentd's; a file system none of them shows denies.
+ */
+static int root_cmp(const void *a, const void *b)
+{
+	const struct mount_root *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Deletes gen's mount roots that roots (sorted) no longer has. */
+static void delete_vanished(int fd, __u32 agent_id, __u32 gen, const struct mount_root *roots,
+			    size_t n)
+{
+	struct agentd_file_key key, next, *gone = NULL, *more;
+	size_t ngone = 0, cap = 0, i;
+	struct mount_root probe = {};
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		probe.dev = key.dev;
+		probe.ino = key.ino;
+		if (key.agent_id != agent_id || key.generation != gen ||
+		    bsearch(&probe, roots, n, sizeof(*roots), root_cmp))
+			continue;
+		if (ngone == cap) {
+			cap = cap ? 2 * cap : 16;
+			more = realloc(gone, cap * sizeof(*gone));
+			if (!more)
+				break; /* stale roots only narrow rights; the next apply drops them */
+			gone = more;
+		}
+		gone[ngone++] = key;
+	}
+	for (i = 0; i < ngone; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	free(gone);
+}
+
+/*
+ * For the hooks that see no mount: every mount root of agentd's mount namespace, with the
+ * rights above its mount point (rights.bpf.h). Tasks in another mount namespace are judged by
+ * the mounts they share with agentd's; a file system none of them shows denies. With prune,
+ * roots gen had and the table no longer shows are deleted (after the new ones are in).
+ */
+static int write_mounts(const struct maps *m, __u32 agent_id, __u32 gen,
+			const struct ruleset_objects *o, bool prune)
+{
+	struct agentd_file_key key = { .agent_id = agent_id, .generation = gen };
+	struct agentd_mount_root value;
+	struct mount_root *roots = NULL;
+	size_t n = 0, i;
+	FILE *f;
+	int err;
+
+	if (m->mounts < 0)
+		return 0;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	err = mount_roots_read(f, object_lookup, (void *)o, &roots, &n);
+	fclose(f);
+	for (i = 0; !err && i < n; i++) {
+		key.dev = roots[i].dev;
+		key.ino = roots[i].ino;
+		value.rule_id = roots[i].rule_id;
+		value.rights = roots[i].rights;
+		if (bpf_map_update_elem(m->mounts, &key, &value, BPF_ANY))
+			err = -errno;
+	}
+	if (!err && prune) {
+		qsort(roots, n, sizeof(*roots), root_cmp);
+		delete_vanished(m->mounts, agent_id, gen, roots, n);
+	}
+	free(roots);
+	return err;
+}
+
+/* The current generation's file rules, read back from the map. */
+static int read_objects(const struct maps *m, __u32 agent_id, __u32 gen, struct ruleset_objects *o)
+{
+	struct agentd_file_key key, next;
+	struct object_rule *more;
+	size_t cap = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(m->files, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.agent_id != agent_id || key.generation != gen)
+			continue;
+		if (o->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			more = realloc(o->rules, cap * sizeof(*o->rules));
+			if (!more)
+				return -ENOMEM;
+			o->rules = more;
+		}
+		o->rules[o->n].dev = key.dev;
+		o->rules[o->n].ino = key.ino;
+		if (bpf_map_lookup_elem(m->files, &key, &o->rules[o->n].rule))
+			continue; /* deleted meanwhile: a generation going away */
+		o->n++;
+	}
+	qsort(o->rules, o->n, sizeof(*o->rules), object_cmp);
+	return 0;
+}
+
 static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const struct ruleset *rs,
-		       int *failed)
+		       struct ruleset_objects *o, int *failed)
 {
 	struct agentd_file_key key = { .agent_id = agent_id, .generation = gen };
 	struct agentd_file_rule rule;
 	struct stat st;
 	size_t i;
 
+	o->rules = calloc(rs->nfiles ? rs->nfiles : 1, sizeof(*o->rules));
+	if (!o->rules)
+		return -ENOMEM;
 	for (i = 0; i < rs->nfiles; i++) {
 		if (stat(rs->files[i].path, &st)) {
 			*failed = i;
@@ -85,6 +242,8 @@ static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const st
 		key.ino = st.st_ino;
 		rule.rule_id = i + 1;
 		rule.rights = rs->files[i].rights;
+		o->rules[o->n++] =
+			(struct object_rule){ .dev = key.dev, .ino = key.ino, .rule = rule };
 		/* Without the BPF LSM objects there is no file layer to fill (the caller chose
 		 * and reports it); the paths are still resolved, so errors do not depend on it. */
 		if (m->files < 0)
@@ -155,6 +314,7 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 		int *failed)
 {
 	struct agentd_agent_config cfg = {}, old = {};
+	struct ruleset_objects objects = {};
 	int err, bad = -1;
 	struct maps m;
 
@@ -171,7 +331,12 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 	cfg.sock_families = rs->sock_families;
 	cfg.sock_types = rs->sock_types;
 
-	err = write_files(&m, agent_id, cfg.generation, rs, &bad);
+	err = write_files(&m, agent_id, cfg.generation, rs, &objects, &bad);
+	if (!err) {
+		qsort(objects.rules, objects.n, sizeof(*objects.rules), object_cmp);
+		err = write_mounts(&m, agent_id, cfg.generation, &objects, false);
+	}
+	free(objects.rules);
 	if (!err)
 		err = write_net(&m, agent_id, cfg.generation, rs);
 	/* The switch: readers see the old configuration or the new one, never a mix. */
@@ -201,4 +366,23 @@ int rules_remove(struct enforcer *e, __u32 agent_id)
 	if (bpf_map_delete_elem(m.agents, &agent_id) && errno != ENOENT)
 		return -errno;
 	return delete_generations(&m, agent_id, 0);
+}
+
+int rules_refresh_mounts(struct enforcer *e, __u32 agent_id)
+{
+	struct ruleset_objects objects = {};
+	struct agentd_agent_config cfg;
+	struct maps m;
+	int err;
+
+	err = get_maps(e, &m);
+	if (err || m.files < 0 || m.mounts < 0)
+		return err;
+	if (bpf_map_lookup_elem(m.agents, &agent_id, &cfg))
+		return errno == ENOENT ? 0 : -errno;
+	err = read_objects(&m, agent_id, cfg.generation, &objects);
+	if (!err)
+		err = write_mounts(&m, agent_id, cfg.generation, &objects, true);
+	free(objects.rules);
+	return err;
 }

@@ -43,6 +43,14 @@ struct ruleset {
  */
 int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __u32 *generation,
 		int *failed);
+/*
+ * Brings agent_id's mount roots (the table the hooks that see no mount use, rights.bpf.h) up to
+ * date with agentd's mount table, in its current generation: new and changed roots first, then
+ * vanished ones deleted. A mount made between the change and this call is not known yet: its
+ * file system denies, or, for a bind mount inside one already known, it narrows nothing yet.
+ * Returns 0 or -errno; nothing to do for an agent without rules.
+ */
+int rules_refresh_mounts(struct enforcer *e, __u32 agent_id);
 /* Removes every rule and the configuration of agent_id: its tasks are then denied (no policy). */
 int rules_remove(struct enforcer *e, __u32 agent_id);
 
