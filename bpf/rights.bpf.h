@@ -55,6 +55,29 @@ static __always_inline long walk_end(struct walk_state *s)
 	return 1;
 }
 
+/* Keys the object at d; 0 for a negative dentry (a name being created: its parent decides). */
+static __always_inline int object_key(struct dentry *d, struct agentd_file_key *key)
+{
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+
+	if (!inode)
+		return 0;
+	key->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key->ino = BPF_CORE_READ(inode, i_ino);
+	return 1;
+}
+
+/* The walk decided by rule, depth steps up, its rights within mask. Returns 1. */
+static __always_inline long walk_decided(struct walk *w, const struct agentd_file_rule *rule,
+					 __u32 mask, __u32 depth)
+{
+	w->rights = rule->rights & mask;
+	w->rule_id = rule->rule_id;
+	w->reason = AGENTD_REASON_RULE;
+	w->depth = depth;
+	return 1;
+}
+
 /* One step up the ancestry; returns 1 when decided. A bpf_loop() callback. */
 static long walk_step(__u32 i, void *ctx)
 {
@@ -62,21 +85,12 @@ static long walk_step(__u32 i, void *ctx)
 	struct dentry *d = s->d, *up;
 	struct mount *mnt = s->mnt, *parent;
 	struct agentd_file_rule *rule;
-	struct inode *inode;
 
-	inode = BPF_CORE_READ(d, d_inode);
-	/* A negative dentry (a name being created) has no object yet: its parent decides. */
-	if (inode) {
-		s->key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		s->key.ino = BPF_CORE_READ(inode, i_ino);
+	if (object_key(d, &s->key)) {
 		rule = bpf_map_lookup_elem(&file_rules, &s->key);
 		if (rule) {
-			s->w->rights = rule->rights;
-			s->w->rule_id = rule->rule_id;
-			s->w->reason = AGENTD_REASON_RULE;
-			s->w->depth = i;
 			s->done = 1;
-			return 1;
+			return walk_decided(s->w, rule, ~0U, i);
 		}
 	}
 	if (d == s->root) {
@@ -151,20 +165,12 @@ static long inode_walk_step(__u32 i, void *ctx)
 	struct dentry *d = s->d, *up;
 	struct agentd_mount_root *root;
 	struct agentd_file_rule *rule;
-	struct inode *inode;
 
-	inode = BPF_CORE_READ(d, d_inode);
-	if (inode) {
-		s->key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		s->key.ino = BPF_CORE_READ(inode, i_ino);
+	if (object_key(d, &s->key)) {
 		rule = bpf_map_lookup_elem(&file_rules, &s->key);
 		if (rule) {
-			s->w->rights = rule->rights & s->above;
-			s->w->rule_id = rule->rule_id;
-			s->w->reason = AGENTD_REASON_RULE;
-			s->w->depth = i;
 			s->done = 1;
-			return 1;
+			return walk_decided(s->w, rule, s->above, i);
 		}
 		root = bpf_map_lookup_elem(&mount_roots, &s->key);
 		if (root) {

@@ -137,18 +137,26 @@ TEST(agentd_stops_cleanly_on_sigterm)
 	ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
-/* The event's path runs through the mount point of the file system the object is on. */
-TEST(file_event_path_crosses_mounts)
+/* A slice denying f, a file secret at the top of a tmpfs mounted below a test directory. */
+static void slice_denying_secret_on_tmpfs(struct slice *s, char *f, size_t fsz)
 {
-	char top[PATH_MAX], m[PATH_MAX], f[PATH_MAX], want_path[PATH_MAX + 16];
-	struct slice s;
+	char top[PATH_MAX], m[PATH_MAX];
 
 	test_dir(top, sizeof(top));
 	if (mkdir(PATHF(m, "%s/mnt", top), 0755))
 		FAIL("mkdir %s: %s", m, strerror(errno));
 	test_mount_tmpfs(m);
-	test_write(PATHF(f, "%s/secret", m), "s3cr3t\n", 0644);
-	slice_start_denying(&s, f);
+	test_write(pathf(f, fsz, "%s/secret", m), "s3cr3t\n", 0644);
+	slice_start_denying(s, f);
+}
+
+/* The event's path runs through the mount point of the file system the object is on. */
+TEST(file_event_path_crosses_mounts)
+{
+	char f[PATH_MAX], want_path[PATH_MAX + 16];
+	struct slice s;
+
+	slice_denying_secret_on_tmpfs(&s, f, sizeof(f));
 	ASSERT_EQ(run_in_cgroup(s.cgroup, try_open, f, NULL), EPERM);
 	snprintf(want_path, sizeof(want_path), " path=\"%s\"", f);
 	const char *want[] = { "deny agent=1 ", "hook=file_open", want_path, NULL };
@@ -160,15 +168,10 @@ TEST(file_event_path_crosses_mounts)
  * the path's tail, marked truncated. */
 TEST(inode_hook_event_path_is_a_marked_tail)
 {
-	char top[PATH_MAX], m[PATH_MAX], f[PATH_MAX];
+	char f[PATH_MAX];
 	struct slice s;
 
-	test_dir(top, sizeof(top));
-	if (mkdir(PATHF(m, "%s/mnt", top), 0755))
-		FAIL("mkdir %s: %s", m, strerror(errno));
-	test_mount_tmpfs(m);
-	test_write(PATHF(f, "%s/secret", m), "s3cr3t\n", 0644);
-	slice_start_denying(&s, f);
+	slice_denying_secret_on_tmpfs(&s, f, sizeof(f));
 	ASSERT_EQ(run_in_cgroup(s.cgroup, op_utimes, OP(.a = f), NULL), EPERM);
 	const char *want[] = { "deny agent=1 ", "hook=inode_setattr reason=rule",
 			       " path=\"/secret\" path_truncated", NULL };
