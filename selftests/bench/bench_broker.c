@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/epoll.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -301,6 +302,71 @@ static int open_client(struct bench *b, int i, int n, int rate, double start, fl
 	return 0;
 }
 
+/* What the processes of a round used, user and system CPU time in µs. */
+struct cpu {
+	double clients, server, helpers;
+};
+
+/* A live process's CPU time (µs); 0 when it is gone. */
+static double cpu_us(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* After the comm: state, 5 ints, 5 counters, then utime and stime in clock ticks. */
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (ut + st) * 1e6 / sysconf(_SC_CLK_TCK);
+}
+
+/* The clients (children reaped so far), agentd or the floor's server, the workers or middles. */
+static void cpu_sample(const struct bench *b, struct cpu *c)
+{
+	char path[64], buf[4096], *p, *end;
+	struct rusage ru;
+	FILE *f;
+	int i;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	c->clients = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec +
+		     ru.ru_stime.tv_usec;
+	c->server = cpu_us(b->agentd > 0 ? b->agentd : b->floor[0]);
+	c->helpers = 0;
+	for (i = 1; b->agentd <= 0 && i < b->n_floor; i++)
+		c->helpers += cpu_us(b->floor[i]);
+	if (b->agentd <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", b->agentd, b->agentd);
+	f = fopen(path, "r");
+	p = f && fgets(buf, sizeof(buf), f) ? buf : NULL;
+	for (; p && *p > ' '; p = end + 1)
+		c->helpers += cpu_us((pid_t)strtol(p, &end, 10));
+	if (f)
+		fclose(f);
+}
+
+static void cpu_print(const struct bench *b, const struct cpu *t0, int calls)
+{
+	struct cpu t1;
+
+	cpu_sample(b, &t1);
+	printf("%-28s   CPU per call: clients %5.1f us, %s %5.1f us", "",
+	       (t1.clients - t0->clients) / calls, b->agentd > 0 ? "agentd" : "server",
+	       (t1.server - t0->server) / calls);
+	if (b->agentd > 0 || b->n_floor > 1)
+		printf(", %s %5.1f us", b->agentd > 0 ? "workers" : "middles",
+		       (t1.helpers - t0->helpers) / calls);
+	printf("\n");
+}
+
 static int cmp_float(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -317,9 +383,11 @@ static int measure(struct bench *b, const char *label, const char *tool, int age
 	char cg[PATH_MAX + 16];
 	pid_t pids[AGENTS];
 	double t0 = now_us(), t;
+	struct cpu cpu;
 
 	if (lat == MAP_FAILED)
 		return -1;
+	cpu_sample(b, &cpu);
 	for (i = 0; i < agents; i++) {
 		int cgfd;
 
@@ -345,6 +413,7 @@ static int measure(struct bench *b, const char *label, const char *tool, int age
 	printf("%-28s %2d agent(s) %7d calls  p50 %7.1f us  p99 %7.1f us  %8.0f calls/s\n", label,
 	       agents, per * agents, lat[(size_t)per * agents / 2],
 	       lat[(size_t)per * agents * 99 / 100], per * agents / (t / 1e6));
+	cpu_print(b, &cpu, per * agents);
 	fflush(stdout);
 	munmap(lat, sizeof(float) * per * agents);
 	return 0;
@@ -360,9 +429,11 @@ static int measure_open(struct bench *b, const char *label, int rate, int calls)
 	char cg[PATH_MAX + 16];
 	pid_t pids[AGENTS];
 	double start = now_us() + 200000, t; /* every client connected by then */
+	struct cpu cpu;
 
 	if (lat == MAP_FAILED)
 		return -1;
+	cpu_sample(b, &cpu);
 	for (i = 0; i < AGENTS; i++) {
 		int cgfd;
 
@@ -386,10 +457,10 @@ static int measure_open(struct bench *b, const char *label, int rate, int calls)
 	}
 	qsort(lat, total, sizeof(float), cmp_float);
 	printf("%-28s open %2d x %3d/s %7zu calls  p50 %7.1f us  p99 %7.1f us  p99.9 %7.1f us  "
-	       "%8.0f "
-	       "calls/s (asked %d)\n",
+	       "%8.0f calls/s (asked %d)\n",
 	       label, AGENTS, rate, total, lat[total / 2], lat[total * 99 / 100],
 	       lat[total * 999 / 1000], total / (t / 1e6), AGENTS * rate);
+	cpu_print(b, &cpu, total);
 	fflush(stdout);
 	munmap(lat, sizeof(float) * total);
 	return 0;
