@@ -641,9 +641,11 @@ static void floor_back(int (*chan)[2])
 					close(c[i].fd);
 				memcpy(&c[i].fd, CMSG_DATA(cm), sizeof(int));
 				c[i].len = 0;
-			} else if ((c[i].len += got, floor_answer(&c[i])) < 0) {
-				_exit(1);
+				continue;
 			}
+			c[i].len += got;
+			if (floor_answer(&c[i]) < 0)
+				_exit(1);
 		}
 	_exit(1);
 }
