@@ -9,7 +9,12 @@
  * - open loop: 16 agents each sending the noop at a fixed rate whatever is in flight (replies
  *   matched by id), each call timed from the time it was due to be sent, so that a stall counts
  *   for every call it delays (no coordinated omission); CALLS calls per rate.
- * Usage: bench_broker [CALLS] (as root).
+ * - the floor: the same clients, sockets and cgroups against servers that do no work, so that the
+ *   broker's figures can be judged against what the machine allows: an echo server (1 hop, the
+ *   least any broker can do) and a relay through a middle process per agent (agent -> middle ->
+ *   back end -> agent, as agent -> worker -> agentd -> agent: the least a privilege-separated
+ *   design of 3 processes per call can do).
+ * Usage: bench_broker [CALLS [floor|broker]] (as root).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,13 +40,15 @@
 
 #define AGENTS 16
 #define EXEC_CALLS 1000
+#define FLOOR_BUF 65536
 /* Open loop: calls per second of each of the 16 agents. */
 static const int open_rates[] = { 250, 500, 750 };
 
 struct bench {
 	char bin[PATH_MAX], dir[64], pins[PATH_MAX], cgroup[PATH_MAX], control[PATH_MAX];
 	char tools[PATH_MAX], policy[PATH_MAX];
-	pid_t agentd;
+	pid_t agentd, floor[AGENTS + 1];
+	int n_floor;
 };
 
 static double now_us(void)
@@ -90,31 +99,39 @@ static void put(const char *path, const char *text)
 	}
 }
 
-static int start(struct bench *b, bool audit_log)
+/* A fresh directory for one round, and the paths in it. */
+static int dirs(struct bench *b)
 {
-	char path[PATH_MAX + 16], root[PATH_MAX - 64], state[128], audit[128], line[256];
-	int p[2];
-	FILE *f;
-
+	char path[PATH_MAX + 16], root[PATH_MAX - 64];
+	static int round_no;
 	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
 
 	if (n < 0)
 		return -1;
 	path[n] = '\0';
 	snprintf(b->bin, sizeof(b->bin), "%s", dirname(dirname(path)));
-	static int round_no;
-
 	snprintf(b->dir, sizeof(b->dir), "/tmp/agentd-bench-broker-%d-%d", getpid(), round_no++);
 	snprintf(b->pins, sizeof(b->pins), "%s/pins", b->dir);
 	snprintf(b->control, sizeof(b->control), "%s/run/control.sock", b->dir);
 	snprintf(b->tools, sizeof(b->tools), "%s/tools.json", b->dir);
 	snprintf(b->policy, sizeof(b->policy), "%s/policy.json", b->dir);
-	snprintf(state, sizeof(state), "%s/state", b->dir);
-	snprintf(audit, sizeof(audit), "%s/audit", b->dir);
 	if (cgroup2_mount(root, sizeof(root)))
 		return -1;
 	snprintf(b->cgroup, sizeof(b->cgroup), "%s/%s", root, b->dir + 5);
-	if (mkdir(b->dir, 0755) || mkdir(b->pins, 0700) || mount("bpf", b->pins, "bpf", 0, NULL))
+	return mkdir(b->dir, 0755);
+}
+
+static int start(struct bench *b, bool audit_log)
+{
+	char path[PATH_MAX + 16], state[128], audit[128], line[256];
+	int p[2];
+	FILE *f;
+
+	if (dirs(b))
+		return -1;
+	snprintf(state, sizeof(state), "%s/state", b->dir);
+	snprintf(audit, sizeof(audit), "%s/audit", b->dir);
+	if (mkdir(b->pins, 0700) || mount("bpf", b->pins, "bpf", 0, NULL))
 		return -1;
 	put(b->tools, "{\"tools\": [{\"name\": \"noop\", \"effect\": \"observe\", \"builtin\": "
 		      "\"noop\"},\n {\"name\": \"true\", \"effect\": \"observe\", \"exec\": "
@@ -155,6 +172,12 @@ static void stop(struct bench *b)
 	if (b->agentd > 0) {
 		kill(b->agentd, SIGTERM);
 		waitpid(b->agentd, NULL, 0);
+	}
+	while (b->n_floor > 0) {
+		pid_t pid = b->floor[--b->n_floor];
+
+		if (pid > 0 && !kill(pid, SIGKILL))
+			waitpid(pid, NULL, 0);
 	}
 	umount(b->pins);
 	snprintf(cmd, sizeof(cmd),
@@ -279,6 +302,71 @@ static int open_client(struct bench *b, int i, int n, int rate, double start, fl
 	return 0;
 }
 
+/* What the processes of a round used, user and system CPU time in µs. */
+struct cpu {
+	double clients, server, helpers;
+};
+
+/* A live process's CPU time (µs); 0 when it is gone. */
+static double cpu_us(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* After the comm: state, 5 ints, 5 counters, then utime and stime in clock ticks. */
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (ut + st) * 1e6 / sysconf(_SC_CLK_TCK);
+}
+
+/* The clients (children reaped so far), agentd or the floor's server, the workers or middles. */
+static void cpu_sample(const struct bench *b, struct cpu *c)
+{
+	char path[64], buf[4096], *p, *end;
+	struct rusage ru;
+	FILE *f;
+	int i;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	c->clients = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec +
+		     ru.ru_stime.tv_usec;
+	c->server = cpu_us(b->agentd > 0 ? b->agentd : b->floor[0]);
+	c->helpers = 0;
+	for (i = 1; b->agentd <= 0 && i < b->n_floor; i++)
+		c->helpers += cpu_us(b->floor[i]);
+	if (b->agentd <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", b->agentd, b->agentd);
+	f = fopen(path, "r");
+	p = f && fgets(buf, sizeof(buf), f) ? buf : NULL;
+	for (; p && *p > ' '; p = end + 1)
+		c->helpers += cpu_us((pid_t)strtol(p, &end, 10));
+	if (f)
+		fclose(f);
+}
+
+static void cpu_print(const struct bench *b, const struct cpu *t0, int calls)
+{
+	struct cpu t1;
+
+	cpu_sample(b, &t1);
+	printf("%-28s   CPU per call: clients %5.1f us, %s %5.1f us", "",
+	       (t1.clients - t0->clients) / calls, b->agentd > 0 ? "agentd" : "server",
+	       (t1.server - t0->server) / calls);
+	if (b->agentd > 0 || b->n_floor > 1)
+		printf(", %s %5.1f us", b->agentd > 0 ? "workers" : "middles",
+		       (t1.helpers - t0->helpers) / calls);
+	printf("\n");
+}
+
 static int cmp_float(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -295,9 +383,11 @@ static int measure(struct bench *b, const char *label, const char *tool, int age
 	char cg[PATH_MAX + 16];
 	pid_t pids[AGENTS];
 	double t0 = now_us(), t;
+	struct cpu cpu;
 
 	if (lat == MAP_FAILED)
 		return -1;
+	cpu_sample(b, &cpu);
 	for (i = 0; i < agents; i++) {
 		int cgfd;
 
@@ -323,13 +413,14 @@ static int measure(struct bench *b, const char *label, const char *tool, int age
 	printf("%-28s %2d agent(s) %7d calls  p50 %7.1f us  p99 %7.1f us  %8.0f calls/s\n", label,
 	       agents, per * agents, lat[(size_t)per * agents / 2],
 	       lat[(size_t)per * agents * 99 / 100], per * agents / (t / 1e6));
+	cpu_print(b, &cpu, per * agents);
 	fflush(stdout);
 	munmap(lat, sizeof(float) * per * agents);
 	return 0;
 }
 
 /* 16 agents at rate calls/s each, calls in all; prints p50, p99, p99.9 and the rate achieved. */
-static int measure_open(struct bench *b, bool audit_log, int rate, int calls)
+static int measure_open(struct bench *b, const char *label, int rate, int calls)
 {
 	int per = calls / AGENTS, i, status, bad = 0;
 	size_t total = (size_t)per * AGENTS;
@@ -338,9 +429,11 @@ static int measure_open(struct bench *b, bool audit_log, int rate, int calls)
 	char cg[PATH_MAX + 16];
 	pid_t pids[AGENTS];
 	double start = now_us() + 200000, t; /* every client connected by then */
+	struct cpu cpu;
 
 	if (lat == MAP_FAILED)
 		return -1;
+	cpu_sample(b, &cpu);
 	for (i = 0; i < AGENTS; i++) {
 		int cgfd;
 
@@ -363,23 +456,33 @@ static int measure_open(struct bench *b, bool audit_log, int rate, int calls)
 		return -1;
 	}
 	qsort(lat, total, sizeof(float), cmp_float);
-	printf("noop, open %2d x %4d/s, %-12s %7zu calls  p50 %7.1f us  p99 %7.1f us  p99.9 %7.1f "
-	       "us  %8.0f calls/s (asked %d)\n",
-	       AGENTS, rate, audit_log ? "audit log" : "no audit log", total, lat[total / 2],
-	       lat[total * 99 / 100], lat[total * 999 / 1000], total / (t / 1e6), AGENTS * rate);
+	printf("%-28s open %2d x %3d/s %7zu calls  p50 %7.1f us  p99 %7.1f us  p99.9 %7.1f us  "
+	       "%8.0f calls/s (asked %d)\n",
+	       label, AGENTS, rate, total, lat[total / 2], lat[total * 99 / 100],
+	       lat[total * 999 / 1000], total / (t / 1e6), AGENTS * rate);
+	cpu_print(b, &cpu, total);
 	fflush(stdout);
 	munmap(lat, sizeof(float) * total);
 	return 0;
 }
 
-/*
- * One daemon: 16 agents, the noop from 1 and from 16 (closed loop), /bin/true from 1 (with the
- * log only), the noop in open loop at each rate.
- */
+/* The noop from 1 agent and from 16 (closed loop), then from 16 in open loop at each rate. */
+static int rows(struct bench *b, const char *label, int calls)
+{
+	int err = measure(b, label, "noop", 1, calls), i;
+
+	if (!err)
+		err = measure(b, label, "noop", AGENTS, calls);
+	for (i = 0; !err && i < (int)(sizeof(open_rates) / sizeof(open_rates[0])); i++)
+		err = measure_open(b, label, open_rates[i], calls);
+	return err;
+}
+
+/* One daemon: 16 agents, the noop's rows, /bin/true from 1 (with the log only). */
 static int one_daemon(int calls, bool audit_log)
 {
 	struct bench b = { 0 };
-	char name[16], label[64];
+	char name[16];
 	int i, err;
 
 	err = start(&b, audit_log);
@@ -389,16 +492,11 @@ static int one_daemon(int calls, bool audit_log)
 		snprintf(name, sizeof(name), "b%d", i);
 		err = agentctl(&b, "add", name);
 	}
-	snprintf(label, sizeof(label), "noop, %s", audit_log ? "audit log" : "no audit log");
 	if (!err)
-		err = measure(&b, label, "noop", 1, calls);
-	if (!err)
-		err = measure(&b, label, "noop", AGENTS, calls);
+		err = rows(&b, audit_log ? "noop, audit log" : "noop, no audit log", calls);
 	if (!err && audit_log)
 		err = measure(&b, "/bin/true, audit log", "true", 1,
 			      calls < EXEC_CALLS ? calls : EXEC_CALLS);
-	for (i = 0; !err && i < (int)(sizeof(open_rates) / sizeof(open_rates[0])); i++)
-		err = measure_open(&b, audit_log, open_rates[i], calls);
 	for (i = 0; i < AGENTS; i++) {
 		snprintf(name, sizeof(name), "b%d", i);
 		agentctl(&b, "rm", name);
@@ -407,9 +505,217 @@ static int one_daemon(int calls, bool audit_log)
 	return err;
 }
 
+/* ---- the floor: servers that do no work ---- */
+
+/* One agent's connection at a floor server and the bytes of it not answered yet. */
+struct floor_conn {
+	int fd;
+	size_t len;
+	char buf[FLOOR_BUF];
+};
+
+/* Answers each whole frame in c->buf with the bytes agentd answers the noop with. */
+static int floor_answer(struct floor_conn *c)
+{
+	char frame[160];
+	size_t off = 0, plen;
+	const char *id;
+	int r, n;
+
+	while ((r = broker_frame_check(c->buf + off, c->len - off, FLOOR_BUF - 4, &plen)) == 1) {
+		id = memmem(c->buf + off + 4, plen, "\"id\":", 5);
+		n = snprintf(frame + 4, sizeof(frame) - 4,
+			     "{\"exit\":0,\"id\":%ld,\"ok\":true,\"redacted\":0,\"stderr\":\"\","
+			     "\"stdout\":\"\",\"truncated\":false}",
+			     id ? strtol(id + 5, NULL, 10) : -1);
+		frame[0] = frame[1] = 0, frame[2] = (char)(n >> 8), frame[3] = (char)n;
+		if (send(c->fd, frame, n + 4, MSG_NOSIGNAL) != n + 4)
+			return -1;
+		off += 4 + plen;
+	}
+	memmove(c->buf, c->buf + off, c->len - off);
+	c->len -= off;
+	return r;
+}
+
+/* 1 hop: one process answers every agent's connection (epoll, every ready fd per wakeup). */
+static void floor_echo(const int *lfd)
+{
+	static struct floor_conn c[AGENTS];
+	struct epoll_event ev[2 * AGENTS];
+	int ep = epoll_create1(EPOLL_CLOEXEC), n, k, i;
+	ssize_t got;
+
+	for (i = 0; i < AGENTS; i++) {
+		ev[0] = (struct epoll_event){ .events = EPOLLIN, .data.u32 = AGENTS + i };
+		c[i].fd = -1;
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, lfd[i], &ev[0]))
+			_exit(1);
+	}
+	while ((n = epoll_wait(ep, ev, 2 * AGENTS, -1)) > 0)
+		for (k = 0; k < n; k++) {
+			i = ev[k].data.u32 % AGENTS;
+			if (ev[k].data.u32 >= AGENTS) {
+				if (c[i].fd >= 0)
+					close(c[i].fd);
+				c[i].fd = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
+				c[i].len = 0;
+				ev[k] = (struct epoll_event){ .events = EPOLLIN, .data.u32 = i };
+				if (c[i].fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, c[i].fd, &ev[k]))
+					_exit(1);
+				continue;
+			}
+			got = recv(c[i].fd, c[i].buf + c[i].len, FLOOR_BUF - c[i].len, 0);
+			if (got <= 0) {
+				close(c[i].fd);
+				c[i].fd = -1;
+				continue;
+			}
+			c[i].len += got;
+			if (floor_answer(&c[i]) < 0)
+				_exit(1);
+		}
+	_exit(1);
+}
+
+/* 3 processes: agent i's middle accepts, hands the connection over, then forwards its bytes. */
+static void floor_middle(int lfd, int chan)
+{
+	char buf[FLOOR_BUF], cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = "c", .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	ssize_t n;
+	int fd;
+
+	*cm = (struct cmsghdr){ .cmsg_len = CMSG_LEN(sizeof(int)),
+				.cmsg_level = SOL_SOCKET,
+				.cmsg_type = SCM_RIGHTS };
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+		if (sendmsg(chan, &mh, MSG_NOSIGNAL) != 1)
+			break;
+		while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+			if (send(chan, buf, n, MSG_NOSIGNAL) != n)
+				_exit(1);
+		close(fd);
+	}
+	_exit(1);
+}
+
+/* 3 processes: the back end answers on its copy of each connection what the middles forward. */
+static void floor_back(int (*chan)[2])
+{
+	static struct floor_conn c[AGENTS];
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct epoll_event ev[AGENTS];
+	int ep = epoll_create1(EPOLL_CLOEXEC), n, k, i;
+	struct cmsghdr *cm;
+	struct msghdr mh;
+	struct iovec iov;
+	ssize_t got;
+
+	for (i = 0; i < AGENTS; i++) {
+		ev[0] = (struct epoll_event){ .events = EPOLLIN, .data.u32 = i };
+		c[i].fd = -1;
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, chan[i][0], &ev[0]))
+			_exit(1);
+	}
+	while ((n = epoll_wait(ep, ev, AGENTS, -1)) > 0)
+		for (k = 0; k < n; k++) {
+			i = ev[k].data.u32;
+			iov = (struct iovec){ c[i].buf + c[i].len, FLOOR_BUF - c[i].len };
+			mh = (struct msghdr){ .msg_iov = &iov,
+					      .msg_iovlen = 1,
+					      .msg_control = cbuf,
+					      .msg_controllen = sizeof(cbuf) };
+			got = recvmsg(chan[i][0], &mh, MSG_CMSG_CLOEXEC);
+			if (got <= 0)
+				_exit(1);
+			cm = CMSG_FIRSTHDR(&mh);
+			if (cm && cm->cmsg_type == SCM_RIGHTS) { /* a new connection of agent i */
+				if (c[i].fd >= 0)
+					close(c[i].fd);
+				memcpy(&c[i].fd, CMSG_DATA(cm), sizeof(int));
+				c[i].len = 0;
+				continue;
+			}
+			c[i].len += got;
+			if (floor_answer(&c[i]) < 0)
+				_exit(1);
+		}
+	_exit(1);
+}
+
+/* Forks a floor server, killed by stop(): the pid (0 in the child), or -1. */
+static pid_t floor_fork(struct bench *b)
+{
+	pid_t pid = fork();
+
+	if (pid > 0)
+		b->floor[b->n_floor++] = pid;
+	return pid;
+}
+
+/* Runs the floor's servers where agentd would listen, and makes the agents' cgroups. */
+static int floor_start(struct bench *b, bool relay)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd[AGENTS], chan[AGENTS][2], i, err = 0;
+	char path[PATH_MAX + 16];
+
+	if (dirs(b) || mkdir(b->cgroup, 0755))
+		return -1;
+	snprintf(path, sizeof(path), "%s/run", b->dir);
+	if (mkdir(path, 0755) || (strcat(path, "/agents"), mkdir(path, 0755)))
+		return -1;
+	for (i = 0; i < AGENTS; i++) {
+		snprintf(path, sizeof(path), "%s/b%d", b->cgroup, i);
+		err = err ?: mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/run/agents/b%d", b->dir, i);
+		err = err ?: mkdir(path, 0755);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/tool.sock", path);
+		lfd[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (lfd[i] < 0 || bind(lfd[i], (struct sockaddr *)&sa, sizeof(sa)) ||
+		    listen(lfd[i], 16))
+			err = -1;
+		chan[i][0] = chan[i][1] = -1;
+		if (relay && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan[i]))
+			err = -1;
+	}
+	if (!err && (err = floor_fork(b)) == 0)
+		relay ? floor_back(chan) : floor_echo(lfd);
+	for (i = 0; err > 0 && relay && i < AGENTS; i++)
+		if ((err = floor_fork(b)) == 0)
+			floor_middle(lfd[i], chan[i][1]);
+	for (i = 0; i < AGENTS; i++) {
+		close(lfd[i]);
+		close(chan[i][0]);
+		close(chan[i][1]);
+	}
+	return err < 0 ? -1 : 0;
+}
+
+/* The same rows as agentd's noop rows, against the floor's servers. */
+static int floor_round(int calls, bool relay)
+{
+	struct bench b = { 0 };
+	int err = floor_start(&b, relay);
+
+	if (err)
+		fprintf(stderr, "bench_broker: the floor's servers did not start\n");
+	if (!err)
+		err = rows(&b, relay ? "floor: relay, 3 procs" : "floor: echo, 1 hop", calls);
+	stop(&b);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
-	int calls = argc > 1 ? atoi(argv[1]) : 100000;
+	int calls = argc > 1 ? atoi(argv[1]) : 100000, err = 0;
 
 	if (geteuid()) {
 		fprintf(stderr, "bench_broker: needs root (it runs agentd)\n");
@@ -419,5 +725,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_broker [CALLS >= %d]\n", AGENTS);
 		return 2;
 	}
-	return one_daemon(calls, true) || one_daemon(calls, false) ? 1 : 0;
+	if (argc > 2 && strcmp(argv[2], "floor") && strcmp(argv[2], "broker")) {
+		fprintf(stderr, "usage: bench_broker [CALLS [floor|broker]]\n");
+		return 2;
+	}
+	if (argc < 3 || !strcmp(argv[2], "floor"))
+		err = floor_round(calls, false) || floor_round(calls, true);
+	if (!err && (argc < 3 || !strcmp(argv[2], "broker")))
+		err = one_daemon(calls, true) || one_daemon(calls, false);
+	return err ? 1 : 0;
 }

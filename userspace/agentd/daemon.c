@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cgroup.h"
@@ -216,46 +217,83 @@ static int timeout_ms(struct daemon *d, struct server *srv, bool more)
 	return t;
 }
 
+/* The control socket's listener, which the loop watches too: its events for the pass. */
+static void on_listener(void *ctx, int fd, uint32_t events)
+{
+	(void)fd;
+	*(uint32_t *)ctx |= events;
+}
+
+/*
+ * Waits for the pass's fds (fds[0], the control listener, to fds[n - 1]) and runs the loop's
+ * callbacks: the services first, so that a stream subscriber that came before a request that
+ * makes records is listening when they are published. With the listener alone, as under load
+ * from the agents, the loop's one epoll_wait() serves all; with control clients, poll() them
+ * with the loop's fd. Returns 0 or -errno.
+ */
+static int wait_pass(struct daemon *d, struct pollfd *fds, int n, int timeout, uint32_t *listener)
+{
+	int err;
+
+	*listener = 0;
+	if (n == 1) {
+		err = loop_dispatch(d->loop, timeout);
+		fds[0].revents = (short)*listener; /* EPOLLIN, EPOLLERR, EPOLLHUP: the poll bits */
+		return err;
+	}
+	fds[n] = (struct pollfd){ .fd = loop_fd(d->loop), .events = POLLIN };
+	if (poll(fds, n + 1, timeout) < 0)
+		return -errno;
+	return fds[n].revents ? loop_dispatch(d->loop, 0) : 0;
+}
+
 static int serve(struct daemon *d, struct server *srv)
 {
 	struct pollfd fds[SERVER_CLIENTS_MAX + 2];
+	uint32_t listener;
 	bool more = false;
-	int n, err;
+	int n, r, lfd, err;
 
-	while (!stop) {
+	server_pollfds(srv, fds, 1);
+	lfd = fds[0].fd;
+	err = loop_add(d->loop, lfd, EPOLLIN, on_listener, &listener);
+	if (err)
+		log_err("watching the control socket: %s\n", strerror(-err));
+	while (!err && !stop) {
 		if (hup) {
 			hup = 0;
 			agents_reload_all(d);
 		}
 		n = server_pollfds(srv, fds, SERVER_CLIENTS_MAX + 1);
-		fds[n++] = (struct pollfd){ .fd = loop_fd(d->loop), .events = POLLIN };
-		if (poll(fds, n, timeout_ms(d, srv, more)) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_err("poll: %s\n", strerror(errno));
-			return -errno;
+		err = wait_pass(d, fds, n, timeout_ms(d, srv, more), &listener);
+		if (err == -EINTR) {
+			err = 0;
+			continue;
 		}
-		/* The services first: a stream subscriber that came before a request that makes
-		 * records is listening when they are published. */
-		if (fds[n - 1].revents)
-			loop_dispatch(d->loop);
-		server_service(srv, fds, n - 1);
+		if (err) {
+			log_err("waiting for the control socket and the services: %s\n",
+				strerror(-err));
+			break;
+		}
+		server_service(srv, fds, n);
 		/* The programs wake nobody per event: the ring buffer is read every pass, a
 		 * bounded number of events at a time (-EAGAIN: more are waiting). */
 		d->sink.used = 0;
-		err = enforcer_consume(d->e, 0);
-		more = err == -EAGAIN;
-		if (err < 0 && !more) {
-			log_err("reading events: %s\n", strerror(-err));
-			return err;
+		r = enforcer_consume(d->e, 0);
+		more = r == -EAGAIN;
+		if (r < 0 && !more) {
+			log_err("reading events: %s\n", strerror(-r));
+			err = r;
+			break;
 		}
 		report_drops(d, false);
 		stream_tick(d);
-		err = audit_writer_tick(d->sink.audit);
-		if (err)
-			log_err("audit log: %s\n", strerror(-err));
+		r = audit_writer_tick(d->sink.audit);
+		if (r)
+			log_err("audit log: %s\n", strerror(-r));
 	}
-	return 0;
+	loop_del(d->loop, lfd);
+	return err;
 }
 
 static int setup(struct daemon *d)

@@ -109,12 +109,14 @@ static void free_list(struct watch *w)
 	}
 }
 
-void loop_dispatch(struct loop *l)
+int loop_dispatch(struct loop *l, int timeout_ms)
 {
 	struct epoll_event ev[LOOP_BATCH];
 	int n, i;
 
-	n = epoll_wait(l->epfd, ev, LOOP_BATCH, 0);
+	n = epoll_wait(l->epfd, ev, LOOP_BATCH, timeout_ms);
+	if (n < 0)
+		return -errno;
 	for (i = 0; i < n; i++) {
 		struct watch *w = ev[i].data.ptr;
 
@@ -124,6 +126,7 @@ void loop_dispatch(struct loop *l)
 	}
 	free_list(l->dead);
 	l->dead = NULL;
+	return 0;
 }
 
 void loop_wake_within(struct loop *l, int ms)

@@ -2,7 +2,9 @@
 /*
  * The daemon's watches beside the control socket: a subsystem (broker, proxy, audit stream)
  * registers an fd with a callback, and the daemon's one poll loop calls it when the fd is ready.
- * One epoll set, itself polled with the control socket, so no subsystem owns the loop.
+ * One epoll set, which the daemon waits on alone while the control socket has no client (its
+ * listener is in the set), and polls with the control clients' fds otherwise: no subsystem owns
+ * the loop.
  */
 #ifndef AGENTD_LOOP_H
 #define AGENTD_LOOP_H
@@ -23,8 +25,9 @@ int loop_add(struct loop *l, int fd, uint32_t events, loop_fn fn, void *ctx);
 int loop_mod(struct loop *l, int fd, uint32_t events);
 /* Stops watching fd (before it is closed); unknown fds are ignored. */
 void loop_del(struct loop *l, int fd);
-/* Calls the callbacks of the fds ready now; never blocks. */
-void loop_dispatch(struct loop *l);
+/* Waits up to timeout_ms (-1: no limit) for a watched fd, then calls the callbacks of the fds
+ * ready. Returns 0 or -errno (-EINTR: a signal came first). */
+int loop_dispatch(struct loop *l, int timeout_ms);
 /* Asks for the next pass within ms milliseconds (timers of the subsystems). */
 void loop_wake_within(struct loop *l, int ms);
 /* The poll timeout the subsystems asked for, -1 when none; resets the request. */

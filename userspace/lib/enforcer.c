@@ -473,14 +473,17 @@ int enforcer_remove_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr
 
 int enforcer_consume(struct enforcer *e, int timeout_ms)
 {
-	int n, m;
+	int n = 0, m;
 
 	if (!e->events)
 		return -EINVAL;
-	/* The programs wake us only past a backlog, so consume after every timeout too. */
-	n = ring_buffer__poll(e->events, timeout_ms);
-	if (n < 0 && n != -EINTR)
-		return n;
+	/* The programs wake us only past a backlog, so consume after every timeout too. With no
+	 * time to wait, polling would only cost an epoll_wait(): consuming reads every ring. */
+	if (timeout_ms) {
+		n = ring_buffer__poll(e->events, timeout_ms);
+		if (n < 0 && n != -EINTR)
+			return n;
+	}
 	m = ring_buffer__consume(e->events);
 	if (m < 0)
 		return m;
