@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
 #include "cgroup.h"
 #include "harness.h"
 #include "testlib.h"
@@ -181,5 +183,35 @@ TEST(vm_attach_cgroup_holds_a_foreign_cgroup_to_the_file_rules)
 	ASSERT_EQ(run_in_cgroup(foreign, try_open, e->allowed, NULL), 0);
 	/* detach gives it back. */
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "detach", "t-att", "--cgroup", foreign, NULL), 0);
+	ASSERT_EQ(opener_open(o, e->secret), 0);
+}
+
+/* A cgroup file registered with an io_uring needs no descriptor to be written: a process holding
+ * such a ring is refused (on every kernel's fdinfo: paths on newer ones, names on older). */
+TEST(vm_attach_pid_refuses_an_io_uring_registering_a_cgroup_file)
+{
+	struct aenv *e = setup();
+	char out[8192], pid_s[16], other[PATH_MAX], procs[PATH_MAX + 16];
+	struct io_uring_params p = {};
+	struct opener *o;
+	int fd, ring;
+
+	test_cgroup(other, sizeof(other));
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", other);
+	ring = syscall(SYS_io_uring_setup, 2, &p);
+	if (ring < 0)
+		FAIL("io_uring_setup: %s", strerror(errno));
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	ASSERT_OK(syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1));
+	close(fd);
+	o = opener_start(NULL); /* inherits the ring */
+	close(ring);
+	snprintf(pid_s, sizeof(pid_s), "%d", o->pid);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-att", "--pid", pid_s, "--json", NULL),
+		  1);
+	if (!strstr(out, "io_uring") || !strstr(out, "cgroup.procs") || !strstr(out, "moved back"))
+		FAIL("attach --pid: %s", out);
+	/* Not moved: the secret still opens. */
 	ASSERT_EQ(opener_open(o, e->secret), 0);
 }

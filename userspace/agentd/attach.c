@@ -8,8 +8,9 @@
  * until one moves nothing: from then on every new child is born inside. Then every moved
  * process's descriptors are checked: the kernel checks cgroup writes when a cgroup file is
  * opened, not when it is written, so a cgroup file a process opened for writing before it was
- * moved would let it leave. One such descriptor refuses the attach, and every moved process is
- * moved back where it was. Once moved, a process can open or receive no such file (BPF LSM:
+ * moved would let it leave. One such descriptor (or an io_uring with a cgroup file among its
+ * registered files, which are written without a descriptor) refuses the attach, and every
+ * moved process is moved back where it was. Once moved, a process can open or receive no such file (BPF LSM:
  * file_open, file_receive), so what the check sees is all it can ever hold; a process that
  * leaves with one between its move and the check is found outside and refused the same way.
  *
@@ -36,6 +37,7 @@
 #include "cgroup.h"
 #include "daemon.h"
 #include "log.h"
+#include "mounts.h"
 
 #define PASSES_MAX 100
 #define ANCESTRY_MAX 4096
@@ -301,12 +303,93 @@ static int fd_flags(int pid, int tid, int fd)
 	return r;
 }
 
-/* Whether the descriptor is a cgroup file open for writing: 1, 0, or -errno. */
-static int fd_writable_cgroup(int pid, int tid, int fd)
+static bool is_cgroup_fs(const struct statfs *sfs)
+{
+	return sfs->f_type == CGROUP2_SUPER_MAGIC || sfs->f_type == CGROUP_SUPER_MAGIC;
+}
+
+/* A cgroup file that moves, kills or freezes processes, by its name alone. */
+static bool cgroup_control_name(const char *name)
+{
+	return !strncmp(name, "cgroup.", 7) || !strcmp(name, "tasks");
+}
+
+/*
+ * One "  3: /sys/fs/cgroup/x/cgroup.procs" line of an io_uring's fdinfo: 1 when the registered
+ * file is on a cgroup file system (name says which), 0, or -1 when the line is no such entry.
+ * Older kernels (6.1 and 6.12 among them; 6.18 gives paths) give the file's name alone: there,
+ * a name of the cgroup files that move, kill or freeze processes counts, wherever it is.
+ */
+static int ring_entry(char *line, char *name, size_t namesz)
+{
+	struct statfs sfs;
+	char *path;
+
+	line[strcspn(line, "\n")] = '\0';
+	path = strchr(line, ':');
+	if (!path || !isdigit((unsigned char)line[strspn(line, " ")]) || path[1] != ' ')
+		return -1;
+	path += 2;
+	unescape_octal(path); /* seq_file_path() escapes spaces, tabs, newlines, backslashes */
+	if (path[0] == '/' ? statfs(path, &sfs) || !is_cgroup_fs(&sfs) : !cgroup_control_name(path))
+		return 0;
+	snprintf(name, namesz, "anon_inode:[io_uring] registering %s", path);
+	return 1;
+}
+
+/*
+ * Whether the io_uring behind descriptor fd has a cgroup file among its registered files: they
+ * are written without being opened again, and once registered need no descriptor. fdinfo lists
+ * them ("UserFiles:" and one line each) only when it gets the ring's lock: a ring whose
+ * registered files stay unlisted counts as holding one. The list gives paths, not modes, so a
+ * cgroup file registered for reading only counts too.
+ */
+static int ring_registers_cgroup(int pid, int tid, int fd, char *name, size_t namesz)
+{
+	char path[96], line[PATH_MAX + 32];
+	unsigned files = 0, listed = 0;
+	int tries, r = 0, e;
+	bool in_files;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/fdinfo/%d", pid, tid, fd);
+	for (tries = 0; tries < 10; tries++) {
+		f = fopen(path, "re");
+		if (!f)
+			return errno == ENOENT ? 0 : -errno;
+		in_files = false;
+		listed = 0;
+		while (!r && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "UserFiles: %u", &files) == 1) {
+				in_files = true;
+				continue;
+			}
+			e = in_files ? ring_entry(line, name, namesz) : -1;
+			if (e < 0)
+				in_files = false;
+			else
+				listed++, r = e;
+		}
+		fclose(f);
+		if (r || !files || listed)
+			return r;
+		usleep(10000); /* the ring's lock was held: look again */
+	}
+	snprintf(name, namesz, "anon_inode:[io_uring] whose %u registered files stay unlisted",
+		 files);
+	return 1;
+}
+
+/*
+ * Whether the descriptor is a cgroup file open for writing, or an io_uring with one registered:
+ * 1 (name says which), 0, or -errno.
+ */
+static int fd_writable_cgroup(int pid, int tid, int fd, char *name, size_t namesz)
 {
 	char path[96];
 	struct statfs sfs;
 	int flags = fd_flags(pid, tid, fd), pfd, err = 0;
+	ssize_t n;
 
 	if (flags == -ENOENT)
 		return 0; /* closed meanwhile */
@@ -323,7 +406,11 @@ static int fd_writable_cgroup(int pid, int tid, int fd)
 	close(pfd);
 	if (err)
 		return err;
-	return sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC;
+	n = readlink(path, name, namesz - 1);
+	name[n > 0 ? n : 0] = '\0';
+	if (sfs.f_type == ANON_INODE_FS_MAGIC && !strcmp(name, "anon_inode:[io_uring]"))
+		return ring_registers_cgroup(pid, tid, fd, name, namesz);
+	return is_cgroup_fs(&sfs);
 }
 
 /* Descriptors of one thread: 1 when one is a cgroup file open for writing (*fd, name), 0, or
@@ -334,7 +421,6 @@ static int thread_holds(int pid, int tid, int *fd, char *name, size_t namesz)
 	struct dirent *de;
 	DIR *dir;
 	int r = 0;
-	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/fd", pid, tid);
 	dir = opendir(path);
@@ -344,14 +430,9 @@ static int thread_holds(int pid, int tid, int *fd, char *name, size_t namesz)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		*fd = atoi(de->d_name);
-		r = fd_writable_cgroup(pid, tid, *fd);
+		r = fd_writable_cgroup(pid, tid, *fd, name, namesz);
 	}
 	closedir(dir);
-	if (r > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/fd/%d", pid, tid, *fd);
-		n = readlink(path, name, namesz - 1);
-		name[n > 0 ? n : 0] = '\0';
-	}
 	return r;
 }
 

@@ -13,8 +13,7 @@
 #include "enforcer.h"
 #include "mounts.h"
 
-/* Decodes mountinfo's octal escapes (\040 for a space, ...) in place. */
-static void unescape_octal(char *s)
+void unescape_octal(char *s)
 {
 	char *out = s;
 

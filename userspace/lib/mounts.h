@@ -13,6 +13,9 @@ struct mountinfo_entry {
 	char *fstype;
 };
 
+/* Decodes the octal escapes of seq_file paths (\040 for a space, ...) in place. */
+void unescape_octal(char *s);
+
 /* The next entry of mountinfo: 1, 0 at its end, or -EINVAL naming no line (a malformed one). */
 int mountinfo_next(FILE *mountinfo, char **line, size_t *cap, struct mountinfo_entry *m);
 
