@@ -276,18 +276,79 @@ static void link_pin_path(const struct enforcer *e, const char *obj, struct bpf_
 		snprintf(path, sz, "%s/link-%s-%s", e->pin_dir, obj, bpf_program__name(prog));
 }
 
+/* The tag (a hash of the instructions, map references left out) of the program behind fd. */
+static int prog_tag(int fd, __u8 tag[BPF_TAG_SIZE])
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	memcpy(tag, info.tag, BPF_TAG_SIZE);
+	return 0;
+}
+
+/* Whether the link pinned at path runs prog's very code: then an earlier agentd of this build
+ * attached it, and it is adopted. */
+static bool pinned_runs(const char *path, struct bpf_program *prog)
+{
+	struct bpf_link_info info = {};
+	__u8 old[BPF_TAG_SIZE], new[BPF_TAG_SIZE];
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(path), pfd = -1;
+	bool same = false;
+
+	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+		pfd = bpf_prog_get_fd_by_id(info.prog_id);
+	if (pfd >= 0)
+		same = !prog_tag(pfd, old) && !prog_tag(bpf_program__fd(prog), new) &&
+		       !memcmp(old, new, sizeof(old));
+	if (pfd >= 0)
+		close(pfd);
+	if (fd >= 0)
+		close(fd);
+	return same;
+}
+
+/*
+ * Pins link at path. Over another agentd's link (other code: an upgrade), through a temporary
+ * name renamed over it: the old link goes with its last pin, and until then both run, so that
+ * no moment has neither.
+ */
+static int pin_link(struct bpf_link *link, const char *path, bool replace)
+{
+	char tmp[PATH_MAX + 160];
+	int err;
+
+	if (!replace)
+		return bpf_link__pin(link, path);
+	snprintf(tmp, sizeof(tmp), "%s-new", path); /* bpffs refuses names with a dot */
+	unlink(tmp);
+	err = bpf_link__pin(link, tmp);
+	if (!err && rename(tmp, path)) {
+		err = -errno;
+		unlink(tmp);
+	}
+	return err;
+}
+
 static int attach_one(struct enforcer *e, const char *obj, struct bpf_program *prog, int cgroup_fd,
 		      __u64 cgroup, struct bpf_link **link)
 {
 	char path[PATH_MAX + 128];
+	bool replace = false;
 	int err;
 
 	*link = NULL;
 	if (e->pin_dir[0]) {
 		link_pin_path(e, obj, prog, cgroup, path, sizeof(path));
-		/* Attached by an earlier agentd and still enforcing: adopt, do not attach twice. */
-		if (!access(path, F_OK))
-			return 0;
+		/* Attached by an earlier agentd and still enforcing: adopt, do not attach twice,
+		 * unless it runs other code. */
+		if (!access(path, F_OK)) {
+			if (pinned_runs(path, prog))
+				return 0;
+			replace = true;
+		}
 	}
 	*link = cgroup_fd < 0 ? bpf_program__attach(prog)
 			      : bpf_program__attach_cgroup(prog, cgroup_fd);
@@ -295,7 +356,7 @@ static int attach_one(struct enforcer *e, const char *obj, struct bpf_program *p
 		return -errno;
 	if (!e->pin_dir[0])
 		return 0;
-	err = bpf_link__pin(*link, path);
+	err = pin_link(*link, path, replace);
 	if (err) {
 		bpf_link__destroy(*link);
 		*link = NULL;
@@ -345,12 +406,58 @@ static int attach_all(struct enforcer *e, bool lsm, int cgroup_fd)
 	return 0;
 }
 
+/* The loaded LSM object called name, or NULL. */
+static struct bpf_object *lsm_object(const struct enforcer *e, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(e->objs) / sizeof(e->objs[0]); i++)
+		if (e->objs[i].obj && e->objs[i].lsm && strlen(e->objs[i].name) == len &&
+		    !strncmp(e->objs[i].name, name, len))
+			return e->objs[i].obj;
+	return NULL;
+}
+
+/*
+ * Pinned links of LSM programs this build does not have (an upgrade removed or renamed them, or
+ * a replacement's temporary name outlived a crash): their hooks would run the old code until
+ * --teardown. Removed once every current program is attached.
+ */
+static void drop_stale_links(struct enforcer *e)
+{
+	char path[PATH_MAX + 300];
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	const char *name;
+	struct dirent *de;
+	DIR *d;
+
+	d = e->pin_dir[0] ? opendir(e->pin_dir) : NULL;
+	while (d && (de = readdir(d))) {
+		name = strncmp(de->d_name, "link-", 5) ? NULL : strchr(de->d_name + 5, '-');
+		obj = name ? lsm_object(e, de->d_name + 5, name - de->d_name - 5) : NULL;
+		if (!obj)
+			continue; /* not a link of an LSM object (cgroup links are named per cgroup) */
+		prog = bpf_object__find_program_by_name(obj, name + 1);
+		if (prog && bpf_program__autoload(prog))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", e->pin_dir, de->d_name);
+		if (!unlink(path))
+			log_info("removed the pinned link %s: this agentd has no such program\n",
+				 de->d_name);
+	}
+	if (d)
+		closedir(d);
+}
+
 int enforcer_attach_lsm(struct enforcer *e)
 {
 	int err = attach_all(e, true, -1);
 
 	if (err)
 		enforcer_detach_lsm(e);
+	else
+		drop_stale_links(e);
 	return err;
 }
 

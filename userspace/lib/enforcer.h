@@ -25,8 +25,9 @@ struct enforcer_opts {
 	/*
 	 * A bpffs directory to pin maps and links in, so that enforcement outlives the process:
 	 * maps already pinned there are reused (their rules, agents and pending events with them)
-	 * and programs whose links are pinned there are not attached again. NULL: nothing pinned,
-	 * everything ends with the process.
+	 * and programs whose links are pinned there are not attached again, unless the pinned
+	 * link runs other code (an upgrade): then the new one replaces it; links of programs this
+	 * build lacks are removed. NULL: nothing pinned, everything ends with the process.
 	 */
 	const char *pin_dir;
 	/*
