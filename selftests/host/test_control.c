@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -560,4 +561,77 @@ TEST(ring_buffer_size_is_set_kept_and_checked)
 	for (i = 0; bad[i]; i++)
 		if (agentd_ring(e, bad[i]) != 2)
 			FAIL("agentd --ring-buffer-mb \"%s\" was not refused", bad[i]);
+}
+
+/* The limit on process pid's descriptor numbers that leaves it `free` new descriptors. */
+static int limit_leaving(pid_t pid, int free)
+{
+	char path[64];
+	bool used[4096] = { false };
+	struct dirent *de;
+	int fd, n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	ASSERT(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && (fd = atoi(de->d_name)) < 4096)
+			used[fd] = true;
+	closedir(d);
+	for (fd = 0; fd < 4096; fd++)
+		if (!used[fd] && n++ == free)
+			break;
+	return fd;
+}
+
+/* Reads what came on fd: 1 when the peer closed it without having sent a byte (*got says
+ * whether one came before), 0 otherwise. */
+static int closed_silently(int fd, bool *got)
+{
+	char buf[256];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		*got = true;
+	return n == 0 && !*got;
+}
+
+/*
+ * Out of descriptors, agentd closes a new connection at once instead of leaving it pending (its
+ * listener would stay readable and its loop spin): the client reads EOF, without a reply. With
+ * descriptors again, requests are answered.
+ */
+TEST(control_socket_sheds_connections_when_out_of_descriptors)
+{
+	struct pollfd pfd[32];
+	bool got[32] = { false };
+	struct env *e = setup();
+	struct rlimit low, old;
+	int n, i, shed = 0;
+
+	start_agentd(e, true);
+	ASSERT_OK(prlimit(e->agentd->pid, RLIMIT_NOFILE, NULL, &old));
+	/* The soft limit only: raising a hard limit back needs CAP_SYS_RESOURCE. */
+	low.rlim_cur = limit_leaving(e->agentd->pid, 0);
+	low.rlim_max = old.rlim_max;
+	ASSERT_OK(prlimit(e->agentd->pid, RLIMIT_NOFILE, &low, NULL));
+	/* None left: every connection needs the one in reserve. */
+	for (n = 0; n < 32; n++) {
+		pfd[n] = (struct pollfd){ .fd = connect_control(e->control), .events = POLLIN };
+		ASSERT_OK(pfd[n].fd);
+	}
+	while (!shed && poll(pfd, n, 10000) > 0)
+		for (i = 0; i < n; i++) {
+			if (pfd[i].revents && closed_silently(pfd[i].fd, &got[i]))
+				shed = 1;
+			if (pfd[i].revents & (POLLHUP | POLLERR))
+				pfd[i].fd = -pfd[i].fd - 1; /* closed: poll no more */
+		}
+	if (!shed)
+		FAIL("%d connections to an agentd out of descriptors, none closed at once", n);
+	for (i = 0; i < n; i++)
+		close(pfd[i].fd < 0 ? -pfd[i].fd - 1 : pfd[i].fd);
+	ASSERT_OK(prlimit(e->agentd->pid, RLIMIT_NOFILE, &old, NULL));
+	expect_status_ok(e->control);
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <openssl/sha.h>
 #include <bpf/bpf.h>
+#include "accept.h"
 #include "broker.h"
 #include "broker_int.h"
 #include "cgroup.h"
@@ -924,7 +925,12 @@ static void on_accept(void *ctx, int lfd, uint32_t events)
 	int fd, wfd;
 
 	(void)events;
-	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+	for (;;) {
+		fd = accept_shedding(lfd, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd == -ECONNABORTED)
+			continue;
+		if (fd < 0)
+			break;
 		memset(&probe, 0, sizeof(probe));
 		if (check_peer(ba, fd, &probe, why, sizeof(why))) {
 			refuse_conn(ba, fd, &probe, why);

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "accept.h"
 #include "cgroup.h"
 #include "cglimits.h"
 #include "daemon.h"
@@ -305,7 +306,11 @@ static int setup(struct daemon *d)
 		return err;
 	}
 	probe_kernel(&d->probe);
-	err = check_layers(d);
+	err = accept_reserve();
+	if (err)
+		log_err("a descriptor in reserve for the listeners: %s\n", strerror(-err));
+	if (!err)
+		err = check_layers(d);
 	if (!err)
 		err = open_audit(d);
 	if (!err)

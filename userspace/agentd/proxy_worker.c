@@ -24,8 +24,10 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include "accept.h"
 #include "agentd/abi.h"
 #include "log.h"
 #include "netdeny.h"
@@ -389,7 +391,12 @@ static void accept_all(__u32 agent)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	while ((fd = accept4(listeners[agent], NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+	for (;;) {
+		fd = accept_shedding(listeners[agent], SOCK_CLOEXEC);
+		if (fd == -ECONNABORTED)
+			continue;
+		if (fd < 0)
+			break;
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
@@ -499,9 +506,16 @@ static int take_order(int ep)
 }
 
 /* nobody, no capabilities, no new privileges; dies with the daemon (set after the uid change,
- * which clears it). */
+ * which clears it). First, as many descriptors as allowed: two per connection, CONNS_MAX
+ * connections, may pass the usual soft limit of 1024. */
 static int drop_privileges(pid_t daemon)
 {
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	if (setgroups(0, NULL) || setresgid(PROXY_WORKER_UID, PROXY_WORKER_UID, PROXY_WORKER_UID) ||
 	    setresuid(PROXY_WORKER_UID, PROXY_WORKER_UID, PROXY_WORKER_UID) ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0) ||
@@ -626,6 +640,8 @@ void proxy_worker_main(int fd, int idle)
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGTERM, SIG_DFL);
 	err = drop_privileges(daemon);
+	if (!err)
+		err = accept_reserve();
 	if (!err)
 		err = confine();
 	if (err) {

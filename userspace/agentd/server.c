@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "accept.h"
 #include "log.h"
 #include "server.h"
 
@@ -172,7 +173,7 @@ static void accept_one(struct server *s)
 	char why[256];
 	int fd, i;
 
-	fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = accept_shedding(s->fd, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
 	for (i = 0; i < SERVER_CLIENTS_MAX && s->clients[i]; i++)

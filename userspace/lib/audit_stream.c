@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include "accept.h"
 #include "audit.h"
 #include "log.h"
 
@@ -198,12 +199,14 @@ static int accept_one(struct audit_stream *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct sub *sub, **subs;
-	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = accept_shedding(s->listen_fd, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	char why[256], line[300];
 	int n;
 
+	if (fd == -ECONNABORTED)
+		return 1; /* shed, or gone before accepted: more may wait */
 	if (fd < 0)
-		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
+		return fd == -EAGAIN || fd == -EINTR ? 0 : fd;
 	if (s->admit && s->admit(s->admit_ctx, fd, why, sizeof(why))) {
 		n = snprintf(line, sizeof(line), "error: refused: %s\n", why);
 		send(fd, line, n < (int)sizeof(line) ? n : (int)sizeof(line) - 1,
