@@ -2,7 +2,7 @@
 /*
  * Benchmark only (make bench), never loaded by agentd: agentd's hottest hook, file_open, with
  * agentd's very decision (self-protection, then the file policy), attached two ways, to choose
- * between them by the numbers:
+ * between them by the numbers (and bench_open's floor, at the end):
  *   lsm/         global: every task runs the program, a task of no agent returns after the
  *                identity lookup (what agentd does);
  *   lsm_cgroup/  attached to the agent's cgroup: the kernel runs the program only for tasks in
@@ -23,6 +23,14 @@ SEC("lsm_cgroup/file_open")
 int BPF_PROG(cgroup_file_open, struct file *file)
 {
 	return cgroup_verdict(file_open_verdict(file) != 0);
+}
+
+/* The floor: a program on file_open that decides nothing, which any BPF LSM design pays (the
+ * trampoline and one program call) before it decides anything. */
+SEC("lsm/file_open")
+int BPF_PROG(empty_file_open, struct file *file, int ret)
+{
+	return ret;
 }
 
 /*

@@ -19,6 +19,9 @@
  * and for open_close only:
  *   inside_100k   inside, with 100,000 more rules in the map (O(1) in rule count?)
  *   inside_deep   inside, the target 32 directories deeper (cost per level)
+ * and, for all four loops:
+ *   floor         none of agentd's programs, one that returns at once on file_open
+ *                 (lsmcg.bpf.c): what any BPF LSM program there costs before deciding anything
  * Prints "BENCH" lines. Needs root and BPF LSM (the VM tier runs it: make bench).
  */
 #include <arpa/inet.h>
@@ -65,7 +68,7 @@ static const struct {
 
 struct cond {
 	const char *name;
-	bool attach, agent, big, deep, old;
+	bool attach, agent, big, deep, old, empty;
 	unsigned loops; /* bit n: loop n is measured */
 	double samples[NLOOP][ROUNDS];
 };
@@ -78,6 +81,7 @@ static struct cond conds[] = {
 	{ .name = "inside_old", .attach = true, .agent = true, .old = true, .loops = ALL_LOOPS },
 	{ .name = "inside_100k", .attach = true, .agent = true, .big = true, .loops = 1 },
 	{ .name = "inside_deep", .attach = true, .agent = true, .deep = true, .loops = 1 },
+	{ .name = "floor", .empty = true, .loops = ALL_LOOPS },
 };
 #define NCOND (sizeof(conds) / sizeof(conds[0]))
 enum { NONE, INSIDE = 2, INSIDE_100K = 5, INSIDE_DEEP = 6 };
@@ -219,6 +223,10 @@ static int attach(struct bench *b, const struct cond *c)
 	int err;
 
 	detach(b);
+	if (c->empty) {
+		b->old_link = bpf_program__attach_lsm(b->old->progs.empty_file_open);
+		return b->old_link ? 0 : -errno;
+	}
 	if (!c->attach)
 		return 0;
 	err = enforcer_attach_lsm(b->e);

@@ -155,6 +155,13 @@ static int parent_cgroup(struct daemon *d)
 	return err;
 }
 
+static void on_events(void *ctx, int fd, uint32_t events)
+{
+	(void)ctx;
+	(void)fd;
+	(void)events;
+}
+
 static int load(struct daemon *d)
 {
 	struct enforcer_opts eo = {
@@ -177,6 +184,13 @@ static int load(struct daemon *d)
 		log_info("events ring buffer: %u MiB, as pinned in %s (asked %u MiB: agentd "
 			 "--teardown, then start, to change it)\n",
 			 enforcer_ring_bytes(d->e) >> 20, d->o->pin_dir, d->o->ring_mb);
+	/* The programs' forced wakeup (a backlog past wakeup_bytes) ends the loop's wait: each
+	 * pass consumes the ring, so the callback has nothing to do. */
+	err = loop_add(d->loop, enforcer_events_fd(d->e), EPOLLIN, on_events, d);
+	if (err) {
+		log_err("watching the events ring buffer: %s\n", strerror(-err));
+		return err;
+	}
 	err = parent_cgroup(d);
 	if (err || !d->lsm)
 		return err;
@@ -369,6 +383,8 @@ out:
 	server_close(srv);
 	agents_free(d);
 	services_stop(d);
+	if (d->e)
+		loop_del(d->loop, enforcer_events_fd(d->e));
 	enforcer_destroy(d->e);
 	if (audit_writer_close(d->sink.audit) && !err)
 		err = -EIO;

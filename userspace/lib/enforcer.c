@@ -597,6 +597,11 @@ int enforcer_consume(struct enforcer *e, int timeout_ms)
 	return (n > 0 ? n : 0) + m;
 }
 
+int enforcer_events_fd(const struct enforcer *e)
+{
+	return e->events ? ring_buffer__epoll_fd(e->events) : -EINVAL;
+}
+
 int enforcer_drops(struct enforcer *e, __u32 agent_id, __u64 *drops)
 {
 	int ncpu = libbpf_num_possible_cpus(), i, err = 0;

@@ -74,6 +74,9 @@ int enforcer_remove_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr
 
 /* Waits up to timeout_ms, then consumes every pending event. Returns events consumed or -errno. */
 int enforcer_consume(struct enforcer *e, int timeout_ms);
+/* An epoll fd readable once the programs wake the consumer (past a backlog, not per event), for
+ * a caller's own loop; it stays readable while events wait. -EINVAL without a ring buffer. */
+int enforcer_events_fd(const struct enforcer *e);
 /* Events the kernel could not record for agent_id, summed over CPUs. */
 int enforcer_drops(struct enforcer *e, __u32 agent_id, __u64 *drops);
 /* The fd of a shared map by name ("file_rules", "agents", ...), for rules.c. */
