@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
 #include "cgroup.h"
 #include "enforcer.h"
 #include "harness.h"
@@ -140,6 +142,22 @@ void test_bind_mount(const char *from, const char *to)
 	if (mount(from, to, NULL, MS_BIND, NULL))
 		FAIL("bind mount %s on %s: %s", from, to, strerror(errno));
 	test_defer(unmount_path, strdup(to));
+}
+
+int test_ring_registering(const char *path)
+{
+	struct io_uring_params p = {};
+	int ring = syscall(SYS_io_uring_setup, 2, &p), fd;
+
+	if (ring < 0)
+		FAIL("io_uring_setup: %s", strerror(errno));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		FAIL("open %s: %s", path, strerror(errno));
+	if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1))
+		FAIL("registering %s: %s", path, strerror(errno));
+	close(fd);
+	return ring;
 }
 
 void test_write(const char *path, const char *text, mode_t mode)

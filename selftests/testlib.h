@@ -37,6 +37,9 @@ void test_dir(char *path, size_t pathsz);
 void test_mount_tmpfs(const char *dir);
 /* Bind-mounts from on to; unmounted when the test ends. */
 void test_bind_mount(const char *from, const char *to);
+/* An io_uring with path (opened for writing) among its registered files and no descriptor of
+ * path left: the ring's descriptor (O_CLOEXEC, kept across fork). FAILs on error. */
+int test_ring_registering(const char *path);
 /* Writes text to path (created with mode, or truncated); FAILs on error. */
 void test_write(const char *path, const char *text, mode_t mode);
 /* Copies the file from to the new file to (with mode); FAILs on error. */

@@ -16,13 +16,11 @@
 #include <grp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/io_uring.h>
 #include "cgroup.h"
 #include "harness.h"
 #include "probe.h"
@@ -766,22 +764,15 @@ TEST(attach_pid_refuses_a_process_whose_io_uring_registers_a_cgroup_file)
 {
 	struct env *e = setup();
 	char out[8192], mine[PATH_MAX + 8], other[PATH_MAX], procs[PATH_MAX + 16], pid_s[16];
-	struct io_uring_params p = {};
 	struct worker *w;
-	int fd, ring;
+	int ring;
 
 	start_agentd(e);
 	add_agent(e, "t-ring");
 	own_cgroup(mine, sizeof(mine));
 	test_cgroup(other, sizeof(other));
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", other);
-	ring = syscall(SYS_io_uring_setup, 2, &p);
-	if (ring < 0)
-		FAIL("io_uring_setup: %s", strerror(errno));
-	fd = open(procs, O_WRONLY | O_CLOEXEC);
-	ASSERT_OK(fd);
-	ASSERT_OK(syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1));
-	close(fd);
+	ring = test_ring_registering(procs);
 	w = worker_start(NULL, NULL); /* inherits the ring (fork keeps O_CLOEXEC descriptors) */
 	close(ring);
 	snprintf(pid_s, sizeof(pid_s), "%d", w->pid);

@@ -11,10 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <linux/io_uring.h>
 #include "cgroup.h"
 #include "harness.h"
 #include "testlib.h"
@@ -192,19 +190,12 @@ TEST(vm_attach_pid_refuses_an_io_uring_registering_a_cgroup_file)
 {
 	struct aenv *e = setup();
 	char out[8192], pid_s[16], other[PATH_MAX], procs[PATH_MAX + 16];
-	struct io_uring_params p = {};
 	struct opener *o;
-	int fd, ring;
+	int ring;
 
 	test_cgroup(other, sizeof(other));
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", other);
-	ring = syscall(SYS_io_uring_setup, 2, &p);
-	if (ring < 0)
-		FAIL("io_uring_setup: %s", strerror(errno));
-	fd = open(procs, O_WRONLY | O_CLOEXEC);
-	ASSERT_OK(fd);
-	ASSERT_OK(syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES, &fd, 1));
-	close(fd);
+	ring = test_ring_registering(procs);
 	o = opener_start(NULL); /* inherits the ring */
 	close(ring);
 	snprintf(pid_s, sizeof(pid_s), "%d", o->pid);
