@@ -211,21 +211,18 @@ int BPF_PROG(path_chown, const struct path *path, __u32 uid, __u32 gid, int ret)
 
 /*
  * Hooks that name a dentry and no mount: rights from inode_rights_walk (rights.bpf.h). Unlike
- * the path hooks, these also run for the kernel's own work on a file system's layers: an
- * overlay copying a file up sets its times and xattrs under the mounter's credentials. That is
- * not the agent's request (the agent's own call on the overlay's object was checked here, with
- * its own credentials), so a task running with overridden credentials is not checked.
+ * the path hooks, these also run for the kernel's own work on a file system's layers (an
+ * overlay copying a file up sets its times and xattrs on the upper layer, under the mounter's
+ * credentials), and they check it too: overridden credentials are no sign of the kernel's own
+ * work, since io_uring runs a request under a personality the agent registered.
  */
 static __always_inline int check_inode(struct dentry *d, __u32 hook, __u32 needed)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct walk w = {};
 	struct agent a;
 	int deny;
 
 	if (!current_agent(&a))
-		return 0;
-	if (BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred))
 		return 0;
 	if (!a.has_config) {
 		w.reason = AGENTD_REASON_NO_POLICY;

@@ -99,8 +99,6 @@ struct task_struct {
 	int pid;
 	int tgid;
 	struct css_set *cgroups;
-	const struct cred *real_cred;
-	const struct cred *cred;
 };
 
 struct iattr {

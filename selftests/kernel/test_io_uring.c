@@ -44,21 +44,16 @@ static int ring_open(struct ring *r)
 
 #define RING_U32(base, off) ((__u32 *)((char *)(base) + (off)))
 
-/* One OPENAT, submitted and waited for; the open's errno (0: it opened, and is closed). */
-static int ring_openat(struct ring *r, const char *path, __u8 sqe_flags)
+/* One request like tmpl, submitted and waited for, its result in *res (-errno on failure).
+ * Returns 0, or 100 + errno or 200 when the ring itself failed. */
+static int ring_run(struct ring *r, const struct io_uring_sqe *tmpl, int *res)
 {
 	__u32 tail = *RING_U32(r->sq, r->p.sq_off.tail),
 	      mask = *RING_U32(r->sq, r->p.sq_off.ring_mask);
-	__u32 idx = tail & mask, head, res;
-	struct io_uring_sqe *sqe = &r->sqes[idx];
+	__u32 idx = tail & mask, head;
 	struct io_uring_cqe *cqe;
 
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_OPENAT;
-	sqe->flags = sqe_flags;
-	sqe->fd = AT_FDCWD;
-	sqe->addr = (__u64)(unsigned long)path;
-	sqe->open_flags = O_RDONLY | O_CLOEXEC;
+	r->sqes[idx] = *tmpl;
 	RING_U32(r->sq, r->p.sq_off.array)[idx] = idx;
 	__atomic_store_n(RING_U32(r->sq, r->p.sq_off.tail), tail + 1, __ATOMIC_RELEASE);
 	if (syscall(SYS_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
@@ -68,11 +63,28 @@ static int ring_openat(struct ring *r, const char *path, __u8 sqe_flags)
 		return 200;
 	cqe = (struct io_uring_cqe *)((char *)r->cq + r->p.cq_off.cqes) +
 	      (head & *RING_U32(r->cq, r->p.cq_off.ring_mask));
-	res = (__u32)cqe->res;
+	*res = cqe->res;
 	__atomic_store_n(RING_U32(r->cq, r->p.cq_off.head), head + 1, __ATOMIC_RELEASE);
-	if ((int)res < 0)
-		return -(int)res;
-	close((int)res);
+	return 0;
+}
+
+/* One OPENAT, submitted and waited for; the open's errno (0: it opened, and is closed). */
+static int ring_openat(struct ring *r, const char *path, __u8 sqe_flags)
+{
+	struct io_uring_sqe sqe = {
+		.opcode = IORING_OP_OPENAT,
+		.flags = sqe_flags,
+		.fd = AT_FDCWD,
+		.addr = (__u64)(unsigned long)path,
+		.open_flags = O_RDONLY | O_CLOEXEC,
+	};
+	int res, err = ring_run(r, &sqe, &res);
+
+	if (err)
+		return err;
+	if (res < 0)
+		return -res;
+	close(res);
 	return 0;
 }
 
@@ -113,4 +125,51 @@ TEST(io_uring_openat_follows_the_file_rules)
 		ASSERT_EQ(test_agent_run(&ag, try_uring_open, &allowed), 0);
 		ASSERT_EQ(run_in_cgroup(NULL, try_uring_open, &denied, NULL), 0);
 	}
+}
+
+/*
+ * io_uring runs a request under a personality (credentials) registered before: here the agent's
+ * own, registered before a setgid() gave its task new ones, so that the request runs with
+ * credentials other than the task's real ones. The attribute-change hooks check it all the same:
+ * a SETXATTR without the setattr right is denied.
+ */
+static int try_uring_setxattr_as_personality(void *path)
+{
+	struct io_uring_sqe sqe = {
+		.opcode = IORING_OP_SETXATTR,
+		.addr = (__u64)(unsigned long)OP_XATTR,
+		.addr2 = (__u64)(unsigned long)"v",
+		.addr3 = (__u64)(unsigned long)path,
+		.len = 1,
+	};
+	struct ring r;
+	int err = ring_open(&r), id, res;
+
+	if (err)
+		return 100 + err;
+	id = syscall(SYS_io_uring_register, r.fd, IORING_REGISTER_PERSONALITY, NULL, 0);
+	if (id < 0 || setgid(getgid()))
+		return 100 + errno;
+	sqe.personality = (__u16)id;
+	err = ring_run(&r, &sqe, &res);
+	close(r.fd);
+	return err ? err : -res;
+}
+
+TEST(io_uring_setxattr_under_a_personality_needs_setattr)
+{
+	char top[PATH_MAX], no[PATH_MAX], yes[PATH_MAX];
+	struct test_agent ag;
+
+	test_dir(top, sizeof(top));
+	test_write(PATHF(no, "%s/no", top), "data\n", 0644);
+	test_write(PATHF(yes, "%s/yes", top), "data\n", 0644);
+	const struct file_rule files[] = {
+		{ "/", RX },
+		{ no, AGENTD_RIGHTS_ALL & ~AGENTD_RIGHT_SETATTR },
+		{ yes, AGENTD_RIGHTS_ALL },
+	};
+	test_agent_start(&ag, &(struct ruleset){ .files = files, .nfiles = 3 }, true);
+	ASSERT_EQ(test_agent_run(&ag, try_uring_setxattr_as_personality, no), EPERM);
+	ASSERT_EQ(test_agent_run(&ag, try_uring_setxattr_as_personality, yes), 0);
 }
