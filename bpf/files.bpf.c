@@ -218,22 +218,11 @@ int BPF_PROG(path_chown, const struct path *path, __u32 uid, __u32 gid, int ret)
  */
 static __always_inline int check_inode(struct dentry *d, __u32 hook, __u32 needed)
 {
-	struct walk w = {};
 	struct agent a;
-	int deny;
 
 	if (!current_agent(&a))
 		return 0;
-	if (!a.has_config) {
-		w.reason = AGENTD_REASON_NO_POLICY;
-		deny = 1;
-	} else {
-		inode_rights_walk(&a, d, &w);
-		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
-	}
-	if (want_event(&a, deny))
-		emit_file_event(&a, hook, deny, &w, needed, d, NULL);
-	return lsm_verdict(deny);
+	return decide(&a, hook, d, NULL, d, needed);
 }
 
 /*

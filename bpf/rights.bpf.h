@@ -355,7 +355,9 @@ static __always_inline void emit_file_event(const struct agent *a, __u32 hook, i
 }
 
 /* The verdict on an agent needing rights on the object at (d, mnt); name_of names it in
- * events (the new name for a creation). Returns 0 or -EPERM. */
+ * events (the new name for a creation). With no mnt (hooks that see none), the walk stays in the
+ * object's file system (inode_rights_walk), and objects of kern_mount()ed ones are the agent's
+ * own, as in file_open. Returns 0 or -EPERM. */
 static __always_inline int decide(const struct agent *a, __u32 hook, struct dentry *d,
 				  struct vfsmount *mnt, struct dentry *name_of, __u32 needed)
 {
@@ -365,9 +367,12 @@ static __always_inline int decide(const struct agent *a, __u32 hook, struct dent
 	if (!a->has_config) {
 		w.reason = AGENTD_REASON_NO_POLICY;
 		deny = 1;
-	} else {
+	} else if (mnt) {
 		rights_walk(a, d, mnt, &w);
 		deny = (w.rights & needed) != needed;
+	} else {
+		inode_rights_walk(a, d, &w);
+		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
 	}
 	if (want_event(a, deny))
 		emit_file_event(a, hook, deny, &w, needed, name_of, mnt);
