@@ -13,8 +13,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 static __always_inline int check_exec(struct file *file, __u32 hook)
 {
-	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
-	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct dentry *d = file->f_path.dentry;
+	struct vfsmount *mnt = file->f_path.mnt;
 	struct walk w = {};
 	struct agent a;
 	int deny;
@@ -47,7 +47,7 @@ out:
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 {
-	return ret ? ret : check_exec(BPF_CORE_READ(bprm, file), AGENTD_HOOK_BPRM_CHECK);
+	return ret ? ret : check_exec(bprm->file, AGENTD_HOOK_BPRM_CHECK);
 }
 
 SEC("lsm/mmap_file")
@@ -67,6 +67,6 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, u
 
 	if (ret || !(prot & PROT_EXEC))
 		return ret;
-	file = BPF_CORE_READ(vma, vm_file);
+	file = vma->vm_file;
 	return file ? check_exec(file, AGENTD_HOOK_FILE_MPROTECT) : 0;
 }

@@ -26,11 +26,10 @@ static __always_inline int check_create(const struct path *dir, struct dentry *d
 
 	if (!current_agent(&a))
 		return 0;
-	err = cgroup_path_check(&a, BPF_CORE_READ(dir, mnt), hook);
+	err = cgroup_path_check(&a, dir->mnt, hook);
 	if (err)
 		return err;
-	return decide(&a, hook, BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt), dentry,
-		      AGENTD_RIGHT_CREATE);
+	return decide(&a, hook, dir->dentry, dir->mnt, dentry, AGENTD_RIGHT_CREATE);
 }
 
 SEC("lsm/path_mknod")
@@ -61,10 +60,10 @@ static __always_inline int check_remove(const struct path *dir, struct dentry *d
 
 	if (!current_agent(&a))
 		return 0;
-	err = cgroup_path_check(&a, BPF_CORE_READ(dir, mnt), hook);
+	err = cgroup_path_check(&a, dir->mnt, hook);
 	if (err)
 		return err;
-	return decide(&a, hook, dentry, BPF_CORE_READ(dir, mnt), dentry, AGENTD_RIGHT_REMOVE);
+	return decide(&a, hook, dentry, dir->mnt, dentry, AGENTD_RIGHT_REMOVE);
 }
 
 SEC("lsm/path_unlink")
@@ -88,7 +87,7 @@ static __always_inline int check_move(const struct agent *a, __u32 hook, struct 
 				      struct vfsmount *mnt, const struct path *to_dir,
 				      __u32 src_needed)
 {
-	struct dentry *dir = BPF_CORE_READ(to_dir, dentry);
+	struct dentry *dir = to_dir->dentry;
 	struct walk src = {}, dst = {};
 	int deny;
 
@@ -101,7 +100,7 @@ static __always_inline int check_move(const struct agent *a, __u32 hook, struct 
 	deny = (src.rights & src_needed) != src_needed;
 	if (deny)
 		goto out;
-	rights_walk(a, dir, BPF_CORE_READ(to_dir, mnt), &dst);
+	rights_walk(a, dir, to_dir->mnt, &dst);
 	deny = (dst.rights & (AGENTD_RIGHT_CREATE | AGENTD_RIGHT_LINK)) !=
 	       (AGENTD_RIGHT_CREATE | AGENTD_RIGHT_LINK);
 	if (deny) {
@@ -131,11 +130,11 @@ int BPF_PROG(path_link, struct dentry *old_dentry, const struct path *new_dir,
 		return ret;
 	if (!current_agent(&a))
 		return 0;
-	err = cgroup_path_check(&a, BPF_CORE_READ(new_dir, mnt), AGENTD_HOOK_PATH_LINK);
+	err = cgroup_path_check(&a, new_dir->mnt, AGENTD_HOOK_PATH_LINK);
 	if (err)
 		return err;
-	return check_move(&a, AGENTD_HOOK_PATH_LINK, old_dentry, BPF_CORE_READ(new_dir, mnt),
-			  new_dir, AGENTD_RIGHT_LINK);
+	return check_move(&a, AGENTD_HOOK_PATH_LINK, old_dentry, new_dir->mnt, new_dir,
+			  AGENTD_RIGHT_LINK);
 }
 
 SEC("lsm/path_rename")
@@ -151,36 +150,35 @@ int BPF_PROG(path_rename, const struct path *old_dir, struct dentry *old_dentry,
 	if (!current_agent(&a))
 		return 0;
 	/* A rename never crosses file systems: the source's mount says it all. */
-	err = cgroup_path_check(&a, BPF_CORE_READ(old_dir, mnt), AGENTD_HOOK_PATH_RENAME);
+	err = cgroup_path_check(&a, old_dir->mnt, AGENTD_HOOK_PATH_RENAME);
 	if (err)
 		return err;
-	err = check_move(&a, AGENTD_HOOK_PATH_RENAME, old_dentry, BPF_CORE_READ(old_dir, mnt),
-			 new_dir, needed);
+	err = check_move(&a, AGENTD_HOOK_PATH_RENAME, old_dentry, old_dir->mnt, new_dir, needed);
 	if (err)
 		return err;
 	if (flags & RENAME_EXCHANGE)
-		return check_move(&a, AGENTD_HOOK_PATH_RENAME, new_dentry,
-				  BPF_CORE_READ(new_dir, mnt), old_dir, needed);
+		return check_move(&a, AGENTD_HOOK_PATH_RENAME, new_dentry, new_dir->mnt, old_dir,
+				  needed);
 	/* Renaming over an existing name removes the object there: it needs REMOVE, or a file
 	 * the agent may only read could be replaced. */
 	if (BPF_CORE_READ(new_dentry, d_inode))
-		return decide(&a, AGENTD_HOOK_PATH_RENAME, new_dentry, BPF_CORE_READ(new_dir, mnt),
-			      new_dentry, AGENTD_RIGHT_REMOVE);
+		return decide(&a, AGENTD_HOOK_PATH_RENAME, new_dentry, new_dir->mnt, new_dentry,
+			      AGENTD_RIGHT_REMOVE);
 	return 0;
 }
 
 static __always_inline int check_path(const struct path *path, __u32 hook, __u32 needed)
 {
-	struct dentry *d = BPF_CORE_READ(path, dentry);
+	struct dentry *d = path->dentry;
 	struct agent a;
 	int err;
 
 	if (!current_agent(&a))
 		return 0;
-	err = cgroup_path_check(&a, BPF_CORE_READ(path, mnt), hook);
+	err = cgroup_path_check(&a, path->mnt, hook);
 	if (err)
 		return err;
-	return decide(&a, hook, d, BPF_CORE_READ(path, mnt), d, needed);
+	return decide(&a, hook, d, path->mnt, d, needed);
 }
 
 SEC("lsm/path_truncate")

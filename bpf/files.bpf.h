@@ -8,7 +8,7 @@
 
 static __always_inline __u32 open_rights(struct file *file)
 {
-	unsigned int mode = BPF_CORE_READ(file, f_mode), flags = BPF_CORE_READ(file, f_flags);
+	unsigned int mode = file->f_mode, flags = file->f_flags;
 	__u32 needed = 0;
 
 	/* The kernel opens a binary for exec with FMODE_EXEC: exec rights, not read. */
@@ -27,8 +27,8 @@ static __always_inline __u32 open_rights(struct file *file)
  * the policy logs allows). */
 static __always_inline int file_open_denied(const struct agent *a, struct file *file)
 {
-	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
-	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct dentry *d = file->f_path.dentry;
+	struct vfsmount *mnt = file->f_path.mnt;
 	__u32 needed = open_rights(file);
 	struct walk w = {};
 	int deny;

@@ -46,7 +46,7 @@ int BPF_PROG(old_inode_permission, struct inode *inode, int mask, int ret)
 {
 	if (ret || !(mask & (MAY_WRITE | MAY_APPEND)))
 		return ret;
-	if (!on_cgroupfs(BPF_CORE_READ(inode, i_sb)))
+	if (!on_cgroupfs(inode->i_sb))
 		return 0;
 	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, mask);
 }

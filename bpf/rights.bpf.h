@@ -39,6 +39,7 @@ struct walk_state {
 	struct dentry *root;
 	struct mount *mnt;
 	struct walk *w;
+	__u32 base; /* steps taken before the bpf_loop() part */
 	int done;
 };
 
@@ -78,19 +79,22 @@ static __always_inline long walk_decided(struct walk *w, const struct agentd_fil
 	return 1;
 }
 
-/* One step up the ancestry; returns 1 when decided. A bpf_loop() callback. */
+/* One step up the ancestry, across mounts; returns 1 when decided. s->key.dev is the device of
+ * s->mnt's file system, which every dentry up to its root shares. A bpf_loop() callback. */
 static long walk_step(__u32 i, void *ctx)
 {
 	struct walk_state *s = ctx;
 	struct dentry *d = s->d, *up;
 	struct mount *mnt = s->mnt, *parent;
 	struct agentd_file_rule *rule;
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
 
-	if (object_key(d, &s->key)) {
+	if (inode) {
+		s->key.ino = BPF_CORE_READ(inode, i_ino);
 		rule = bpf_map_lookup_elem(&file_rules, &s->key);
 		if (rule) {
 			s->done = 1;
-			return walk_decided(s->w, rule, ~0U, i);
+			return walk_decided(s->w, rule, ~0U, s->base + i);
 		}
 	}
 	if (d == s->root) {
@@ -100,6 +104,7 @@ static long walk_step(__u32 i, void *ctx)
 		s->d = BPF_CORE_READ(mnt, mnt_mountpoint);
 		s->mnt = parent;
 		s->root = BPF_CORE_READ(parent, mnt.mnt_root);
+		s->key.dev = BPF_CORE_READ(parent, mnt.mnt_sb, s_dev);
 		return 0;
 	}
 	up = BPF_CORE_READ(d, d_parent);
@@ -203,21 +208,82 @@ static __always_inline void inode_rights_walk(const struct agent *a, struct dent
 		w->reason = AGENTD_REASON_WALK_TOO_DEEP;
 }
 
+/*
+ * One step up the object's own mount, where most of any path lies, reading through BTF
+ * pointers (plain loads, no helper call per level); returns 1 when decided or at the mount's
+ * root (s->base: the steps taken, the root's included). s->key.dev is the device of the mount's
+ * file system, which every dentry up to its root shares. A bpf_loop() callback.
+ */
+static long walk_mount_step(__u32 i, void *ctx)
+{
+	struct walk_state *s = ctx;
+	struct dentry *d = s->d, *up;
+	struct agentd_file_rule *rule;
+	struct inode *inode = d->d_inode;
+
+	if (inode) {
+		s->key.ino = inode->i_ino;
+		rule = bpf_map_lookup_elem(&file_rules, &s->key);
+		if (rule) {
+			s->done = 1;
+			return walk_decided(s->w, rule, ~0U, i);
+		}
+	}
+	if (d == s->root) {
+		s->base = i + 1;
+		return 1;
+	}
+	up = d->d_parent;
+	/* See walk_step. */
+	if (up == d)
+		return walk_end(s);
+	s->d = up;
+	return 0;
+}
+
+/*
+ * The walk of a path (d on vmnt): up the object's own mount with walk_mount_step, whose loads
+ * need d and vmnt to be the hook's arguments or loaded from them, never values read by
+ * BPF_CORE_READ (the verifier refuses the program otherwise); then, above the mount's root,
+ * through the mounts above with walk_step, whose CO-RE reads follow struct mount (no BTF
+ * pointer reaches it from a vfsmount).
+ */
 static __always_inline void rights_walk(const struct agent *a, struct dentry *d,
 					struct vfsmount *vmnt, struct walk *w)
 {
 	struct walk_state s = {
-		.key = { .agent_id = a->id, .generation = a->cfg.generation },
+		.key = { .agent_id = a->id,
+			 .generation = a->cfg.generation,
+			 .dev = vmnt->mnt_sb->s_dev },
 		.d = d,
-		.root = BPF_CORE_READ(vmnt, mnt_root),
+		.root = vmnt->mnt_root,
 		.mnt = real_mount(vmnt),
 		.w = w,
 	};
+	struct mount *mnt, *parent;
 
 	w->rights = 0;
 	w->rule_id = 0;
 	w->flags = 0;
-	bpf_loop(AGENTD_MAX_WALK, walk_step, &s, 0);
+	bpf_loop(AGENTD_MAX_WALK, walk_mount_step, &s, 0);
+	if (s.done)
+		return;
+	if (!s.base || s.base >= AGENTD_MAX_WALK) {
+		w->reason = AGENTD_REASON_WALK_TOO_DEEP;
+		return;
+	}
+	/* The mount's root, undecided: on from its mount point, in the mount above. */
+	mnt = s.mnt;
+	parent = BPF_CORE_READ(mnt, mnt_parent);
+	if (parent == mnt) {
+		walk_end(&s);
+		return;
+	}
+	s.d = BPF_CORE_READ(mnt, mnt_mountpoint);
+	s.mnt = parent;
+	s.root = BPF_CORE_READ(parent, mnt.mnt_root);
+	s.key.dev = BPF_CORE_READ(parent, mnt.mnt_sb, s_dev);
+	bpf_loop(AGENTD_MAX_WALK - s.base, walk_step, &s, 0);
 	if (!s.done)
 		w->reason = AGENTD_REASON_WALK_TOO_DEEP;
 }

@@ -114,7 +114,7 @@ int BPF_PROG(file_receive, struct file *file, int ret)
  * second argument on every kernel (the first became a mnt_idmap in 6.3). */
 static __always_inline int cgroup_xattr_check(struct dentry *dentry, __u32 hook)
 {
-	if (!on_cgroupfs(BPF_CORE_READ(dentry, d_sb)))
+	if (!on_cgroupfs(dentry->d_sb))
 		return 0;
 	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, hook);
 }

@@ -43,7 +43,7 @@ static __always_inline int deny_agents(__u32 hook, __u32 arg)
  */
 static __always_inline int on_cgroupfs(struct super_block *sb)
 {
-	unsigned long magic = BPF_CORE_READ(sb, s_magic);
+	unsigned long magic = sb->s_magic;
 
 	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC;
 }
@@ -51,11 +51,11 @@ static __always_inline int on_cgroupfs(struct super_block *sb)
 /* A cgroup file open for writing, or being opened to create or truncate. */
 static __always_inline int cgroup_file_writable(struct file *file)
 {
-	unsigned int mode = BPF_CORE_READ(file, f_mode), flags = BPF_CORE_READ(file, f_flags);
+	unsigned int mode = file->f_mode, flags = file->f_flags;
 
 	if (!(mode & FMODE_WRITE) && !(flags & (O_CREAT | O_TRUNC)))
 		return 0;
-	return on_cgroupfs(BPF_CORE_READ(file, f_inode, i_sb));
+	return on_cgroupfs(file->f_inode->i_sb);
 }
 
 /* For an agent already identified: -EPERM (and an event) when file writes to a cgroup. */
@@ -72,7 +72,7 @@ static __always_inline int cgroup_open_check(const struct agent *a, struct file 
 static __always_inline int cgroup_path_check(const struct agent *a, struct vfsmount *mnt,
 					     __u32 hook)
 {
-	if (!on_cgroupfs(BPF_CORE_READ(mnt, mnt_sb)))
+	if (!on_cgroupfs(mnt->mnt_sb))
 		return 0;
 	return deny_self(a, AGENTD_HOOK_CGROUP_WRITE, AGENTD_REASON_SELF_PROTECT, 0, hook);
 }

@@ -46,7 +46,7 @@
 #include "lsmcg.skel.h"
 #include "rules.h"
 
-#define ROUNDS 15
+#define MAX_ROUNDS 31
 #define RULES 10
 #define BIG 100000
 #define DEEP 32
@@ -70,7 +70,8 @@ struct cond {
 	const char *name;
 	bool attach, agent, big, deep, old, empty;
 	unsigned loops; /* bit n: loop n is measured */
-	double samples[NLOOP][ROUNDS];
+	double samples[NLOOP][MAX_ROUNDS];
+	bool skip; /* not chosen (-c) */
 };
 
 static struct cond conds[] = {
@@ -85,6 +86,9 @@ static struct cond conds[] = {
 };
 #define NCOND (sizeof(conds) / sizeof(conds[0]))
 enum { NONE, INSIDE = 2, INSIDE_100K = 5, INSIDE_DEEP = 6 };
+
+static int rounds = 15;
+static unsigned chosen_loops = ALL_LOOPS;
 
 struct bench {
 	struct enforcer *e;
@@ -267,7 +271,7 @@ static int measure_cond(struct bench *b, struct cond *c, int round)
 		err = big_rules(b, true);
 	for (i = 0; !err && i < NLOOP; i++) {
 		l = (round + i) % NLOOP;
-		if (!(c->loops & (1U << l)))
+		if (!(c->loops & chosen_loops & (1U << l)))
 			continue;
 		c->samples[l][round] = measure(b, c, l);
 		if (c->samples[l][round] < 0) {
@@ -283,10 +287,89 @@ static int measure_cond(struct bench *b, struct cond *c, int round)
 	return err;
 }
 
+/* Run time and count, summed, of the loaded programs called name (BPF stats must be on). */
+static void prog_stats(const char *name, __u64 *ns, __u64 *cnt)
+{
+	struct bpf_prog_info info;
+	__u32 id = 0, len;
+	int fd;
+
+	*ns = *cnt = 0;
+	while (!bpf_prog_get_next_id(id, &id)) {
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, name)) {
+			*ns += info.run_time_ns;
+			*cnt += info.run_cnt;
+		}
+		close(fd);
+	}
+}
+
+static double median(double *samples);
+
+/*
+ * With -s, after the rounds: the file_open program's own time per call in each condition, from
+ * the kernel's BPF statistics (run time without the trampoline's entry and exit; the
+ * statistics add two clock reads per call, so they are kept out of the rounds), as many rounds
+ * again, interleaved the same way; medians.
+ */
+static int prog_time(struct bench *b)
+{
+	static double samples[NCOND][MAX_ROUNDS];
+	int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME), err = 0, r;
+	__u64 ns0, cnt0, ns1, cnt1;
+	const char *name;
+	struct cond *c;
+	size_t i;
+
+	if (stats_fd < 0)
+		return -errno;
+	for (r = 0; !err && r < rounds; r++) {
+		for (i = 0; !err && i < NCOND; i++) {
+			c = &conds[(r + i) % NCOND];
+			if (c->skip || (!c->attach && !c->empty))
+				continue;
+			name = c->empty ? "empty_file_open" : "file_open";
+			err = attach(b, c);
+			if (!err && c->big)
+				err = big_rules(b, true);
+			if (err)
+				break;
+			prog_stats(name, &ns0, &cnt0);
+			if (measure(b, c, OPEN_CLOSE) < 0)
+				err = -EIO;
+			prog_stats(name, &ns1, &cnt1);
+			if (c->big)
+				err = err ?: big_rules(b, false);
+			if (!err && cnt1 <= cnt0)
+				err = -ENODATA;
+			if (!err)
+				samples[c - conds][r] = (double)(ns1 - ns0) / (double)(cnt1 - cnt0);
+		}
+	}
+	detach(b);
+	close(stats_fd);
+	for (i = 0; !err && i < NCOND; i++) {
+		double med;
+
+		c = &conds[i];
+		if (c->skip || (!c->attach && !c->empty))
+			continue;
+		med = median(samples[i]); /* sorts them */
+		printf("BENCH open_close_%s_file_open_prog_ns %.1f (p25 %.1f, p75 %.1f)\n", c->name,
+		       med, samples[i][rounds / 4], samples[i][3 * rounds / 4]);
+	}
+	return err;
+}
+
 static double median(double *samples)
 {
-	qsort(samples, ROUNDS, sizeof(double), bench_cmp_double);
-	return samples[ROUNDS / 2];
+	qsort(samples, rounds, sizeof(double), bench_cmp_double);
+	return samples[rounds / 2];
 }
 
 static void report(void)
@@ -297,20 +380,25 @@ static void report(void)
 
 	for (l = 0; l < NLOOP; l++) {
 		for (c = 0; c < NCOND; c++) {
-			if (!(conds[c].loops & (1U << l)))
+			if (conds[c].skip || !(conds[c].loops & chosen_loops & (1U << l)))
 				continue;
 			med[c][l] = median(conds[c].samples[l]);
 			printf("BENCH %s_%s_ns %.1f (p25 %.1f, p75 %.1f) ratio %.3f\n",
 			       loops[l].name, conds[c].name, med[c][l],
-			       conds[c].samples[l][ROUNDS / 4], conds[c].samples[l][3 * ROUNDS / 4],
-			       med[c][l] / med[NONE][l]);
+			       conds[c].samples[l][rounds / 4], conds[c].samples[l][3 * rounds / 4],
+			       conds[NONE].skip ? 0.0 : med[c][l] / med[NONE][l]);
 		}
 	}
-	printf("BENCH open_close_100k_vs_12_rules_ratio %.3f\n",
-	       med[INSIDE_100K][OPEN_CLOSE] / med[INSIDE][OPEN_CLOSE]);
-	printf("BENCH open_close_per_level_ns %.1f\n",
-	       (med[INSIDE_DEEP][OPEN_CLOSE] - med[INSIDE][OPEN_CLOSE]) / DEEP);
-	printf("BENCH rounds %d ops_per_round open_close %d stat %d exec %d connect %d\n", ROUNDS,
+	if (!(chosen_loops & (1U << OPEN_CLOSE)) || conds[INSIDE].skip)
+		goto out;
+	if (!conds[INSIDE_100K].skip)
+		printf("BENCH open_close_100k_vs_12_rules_ratio %.3f\n",
+		       med[INSIDE_100K][OPEN_CLOSE] / med[INSIDE][OPEN_CLOSE]);
+	if (!conds[INSIDE_DEEP].skip)
+		printf("BENCH open_close_per_level_ns %.1f\n",
+		       (med[INSIDE_DEEP][OPEN_CLOSE] - med[INSIDE][OPEN_CLOSE]) / DEEP);
+out:
+	printf("BENCH rounds %d ops_per_round open_close %d stat %d exec %d connect %d\n", rounds,
 	       loops[OPEN_CLOSE].ops, loops[STAT].ops, loops[EXEC].ops, loops[CONNECT].ops);
 }
 
@@ -319,8 +407,10 @@ static int run(struct bench *b)
 	size_t i;
 	int r, err;
 
-	for (r = 0; r < ROUNDS; r++) {
+	for (r = 0; r < rounds; r++) {
 		for (i = 0; i < NCOND; i++) {
+			if (conds[(r + i) % NCOND].skip)
+				continue;
 			err = measure_cond(b, &conds[(r + i) % NCOND], r);
 			if (err)
 				return err;
@@ -331,14 +421,101 @@ static int run(struct bench *b)
 	return 0;
 }
 
-int main(void)
+static int choose_conds(char *list)
+{
+	char *name, *save = NULL;
+	size_t i;
+
+	for (i = 0; i < NCOND; i++)
+		conds[i].skip = true;
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < NCOND && strcmp(conds[i].name, name); i++)
+			;
+		if (i == NCOND) {
+			fprintf(stderr, "bench_open: -c: no condition \"%s\"\n", name);
+			return -1;
+		}
+		conds[i].skip = false;
+	}
+	if (conds[NONE].skip) {
+		fprintf(stderr, "bench_open: -c: the ratios need \"none\"\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int choose_loops(char *list)
+{
+	char *name, *save = NULL;
+	int l;
+
+	chosen_loops = 0;
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		for (l = 0; l < NLOOP && strcmp(loops[l].name, name); l++)
+			;
+		if (l == NLOOP) {
+			fprintf(stderr, "bench_open: -l: no loop \"%s\"\n", name);
+			return -1;
+		}
+		chosen_loops |= 1U << l;
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: bench_open [-r ROUNDS] [-c COND,...] [-l LOOP,...] [-s] [-v]\n"
+		"  -r  rounds, 1 to %d (default 15)\n"
+		"  -c  conditions to measure (default all; \"none\" is required)\n"
+		"  -l  loops: open_close, stat, exec, connect (default all)\n"
+		"  -s  then the file_open program's own time per call, from BPF statistics\n"
+		"  -v  libbpf's messages (the verifier's log of a refused program)\n",
+		MAX_ROUNDS);
+}
+
+int main(int argc, char **argv)
 {
 	struct enforcer_opts opts = { .lsm = true };
 	struct bench b = { .cg_fd = { -1, -1 }, .udp_fd = -1 };
 	char root[PATH_MAX];
-	int err;
+	enum log_level level = LOG_INFO;
+	bool stats = false;
+	int err, opt;
 
-	log_init("bench_open", LOG_INFO);
+	while ((opt = getopt(argc, argv, "r:c:l:sv")) != -1) {
+		switch (opt) {
+		case 'r':
+			rounds = atoi(optarg);
+			if (rounds < 1 || rounds > MAX_ROUNDS) {
+				usage();
+				return 2;
+			}
+			break;
+		case 'c':
+			if (choose_conds(optarg))
+				return 2;
+			break;
+		case 'l':
+			if (choose_loops(optarg))
+				return 2;
+			break;
+		case 's':
+			stats = true;
+			break;
+		case 'v':
+			level = LOG_DEBUG;
+			break;
+		default:
+			usage();
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage();
+		return 2;
+	}
+	log_init("bench_open", level);
 	log_libbpf();
 	err = cgroup2_mount(root, sizeof(root));
 	if (err) {
@@ -356,6 +533,8 @@ int main(void)
 		err = setup_rules(&b, root);
 	}
 	err = err ?: run(&b);
+	if (!err && stats)
+		err = prog_time(&b);
 	if (err)
 		fprintf(stderr, "bench_open: %s\n", strerror(-err));
 	if (b.e)
