@@ -31,6 +31,23 @@ struct {
 	__type(value, struct agentd_agent_levels);
 } agent_levels SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, AGENTD_CGROUP_FILTER_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} agent_cgroup_filter SEC(".maps");
+
+/* 0: cg is no agent's cgroup, without a hash lookup (an array lookup is a few inlined
+ * instructions). 1: it may be; agent_cgroups says. */
+static __always_inline int maybe_agent_cgroup(__u64 cg)
+{
+	__u32 bit = cg & (AGENTD_CGROUP_FILTER_BITS - 1), word = bit / 64;
+	__u64 *w = bpf_map_lookup_elem(&agent_cgroup_filter, &word);
+
+	return w && ((*w >> (bit % 64)) & 1);
+}
+
 /* agent id -> its configuration, replaced whole on reload (atomic to readers). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -73,7 +90,8 @@ static __always_inline int agent_config(struct agent *a, __u32 id)
 
 /*
  * The agent the current task belongs to: its cgroup, or its ancestor, at a level where agents
- * sit, registered as an agent's. Returns 0 for a task of no agent. Unrolled: a handful of
+ * sit, registered as an agent's. Returns 0 for a task of no agent, which at each level most
+ * often costs a helper call and the filter's load. Unrolled: a handful of
  * levels, and no loop back-edge for older verifiers to refuse.
  */
 static __always_inline int current_agent(struct agent *a)
@@ -90,7 +108,7 @@ static __always_inline int current_agent(struct agent *a)
 		if (i >= lv->count)
 			return 0;
 		cg = bpf_get_current_ancestor_cgroup_id(lv->level[i]);
-		if (!cg)
+		if (!cg || !maybe_agent_cgroup(cg))
 			continue;
 		id = bpf_map_lookup_elem(&agent_cgroups, &cg);
 		if (id)

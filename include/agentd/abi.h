@@ -123,6 +123,15 @@ struct agentd_agent_levels {
 };
 _Static_assert(sizeof(struct agentd_agent_levels) == 32, "agentd_agent_levels layout");
 
+/*
+ * agent_cgroup_filter map: AGENTD_CGROUP_FILTER_BITS bits in 64-bit words. The bit of a cgroup
+ * id (its low bits: cgroup ids are allocated in sequence) is set for every id in agent_cgroups
+ * before the id is added, and cleared after the last such id is removed. A clear bit answers
+ * "no agent" with one load, before the hash lookup: the fast path of every task of no agent.
+ */
+#define AGENTD_CGROUP_FILTER_BITS 65536
+#define AGENTD_CGROUP_FILTER_WORDS (AGENTD_CGROUP_FILTER_BITS / 64)
+
 /* Who acted: the same block in every event. */
 struct agentd_task {
 	__u64 cgroup_id;

@@ -205,3 +205,52 @@ TEST(cgroup_attach_detach_alternate_without_running_out)
 	enforcer_remove_cgroup(e, cg);
 	enforcer_destroy(e);
 }
+
+static bool filter_bit(struct enforcer *e, __u64 id)
+{
+	__u32 bit = id & (AGENTD_CGROUP_FILTER_BITS - 1), word = bit / 64;
+	__u64 w = 0;
+
+	if (bpf_map_lookup_elem(enforcer_map_fd(e, "agent_cgroup_filter"), &word, &w))
+		return false;
+	return (w >> (bit % 64)) & 1;
+}
+
+/* The filter in front of agent_cgroups: a cgroup's bit is set before the cgroup is found, and
+ * stays set while another registered cgroup shares it (two ids 65536 apart); a restarted
+ * enforcer sets the bits of the cgroups it finds pinned. */
+TEST(cgroup_filter_keeps_a_shared_bit_and_is_rebuilt_from_pins)
+{
+	const __u64 a = 0x100000005ULL, b = a + AGENTD_CGROUP_FILTER_BITS, c = a + 1;
+	struct enforcer_opts opts = {};
+	struct enforcer *e = NULL;
+	char pins[128];
+	__u32 agent = 9;
+
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT(!filter_bit(e, a));
+	ASSERT_EQ(enforcer_add_cgroup_id(e, a, 1, 9), 0);
+	ASSERT_EQ(enforcer_add_cgroup_id(e, b, 2, 9), 0);
+	ASSERT(filter_bit(e, a));
+	ASSERT(!filter_bit(e, c));
+	ASSERT_EQ(enforcer_remove_cgroup_id(e, a), 0);
+	ASSERT(filter_bit(e, b));
+	ASSERT_EQ(enforcer_remove_cgroup_id(e, b), 0);
+	ASSERT(!filter_bit(e, a));
+	enforcer_destroy(e);
+
+	/* An agent cgroup in pinned maps without its bit (maps of a build before the filter). */
+	test_pin_dir(pins, sizeof(pins));
+	opts.pin_dir = pins;
+	e = NULL;
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(bpf_map_update_elem(enforcer_map_fd(e, "agent_cgroups"), &c, &agent, BPF_ANY), 0);
+	ASSERT(!filter_bit(e, c));
+	enforcer_destroy(e);
+	e = NULL;
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT(filter_bit(e, c));
+	ASSERT_EQ(enforcer_remove_cgroup_id(e, c), 0);
+	ASSERT(!filter_bit(e, c));
+	enforcer_destroy(e);
+}

@@ -211,6 +211,8 @@ __u32 enforcer_ring_bytes(const struct enforcer *e)
 	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.max_entries : 0;
 }
 
+static int filter_sync(struct enforcer *e);
+
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 {
 	struct enforcer *e;
@@ -246,6 +248,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 			goto err_free;
 	}
 	err = fill_structural(e);
+	err = err ?: filter_sync(e);
 	if (err)
 		goto err_free;
 	if (opts->on_event) {
@@ -497,39 +500,110 @@ static int cgroup_level(const char *path)
 	return level;
 }
 
-int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id)
+/*
+ * The filter's bit of cgroup id: set (on), or set only while agent_cgroups holds an id of the
+ * same bit (!on). Callers serialize (agentd's one thread): each change reads and writes a word.
+ */
+static int filter_update(struct enforcer *e, __u64 id, bool on)
 {
-	int level, levels_fd = enforcer_map_fd(e, "agent_levels");
+	int fd = enforcer_map_fd(e, "agent_cgroup_filter"),
+	    cg_fd = enforcer_map_fd(e, "agent_cgroups");
+	__u32 bit = id & (AGENTD_CGROUP_FILTER_BITS - 1), word = bit / 64;
+	__u64 w, key, next, *prev = NULL;
+
+	if (fd < 0 || cg_fd < 0)
+		return fd < 0 ? fd : cg_fd;
+	if (bpf_map_lookup_elem(fd, &word, &w))
+		return -errno;
+	if (on) {
+		w |= 1ULL << (bit % 64);
+	} else {
+		while (!bpf_map_get_next_key(cg_fd, prev, &next)) {
+			if ((next & (AGENTD_CGROUP_FILTER_BITS - 1)) == bit)
+				return 0;
+			key = next;
+			prev = &key;
+		}
+		if (errno != ENOENT)
+			return -errno;
+		w &= ~(1ULL << (bit % 64));
+	}
+	if (bpf_map_update_elem(fd, &word, &w, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* Sets the bit of every agent cgroup, as adopted maps (or maps of a build before the filter)
+ * may lack them: before any program that reads the filter is attached. */
+static int filter_sync(struct enforcer *e)
+{
+	int err, cg_fd = enforcer_map_fd(e, "agent_cgroups");
+	__u64 key, next, *prev = NULL;
+
+	if (cg_fd < 0)
+		return cg_fd;
+	while (!bpf_map_get_next_key(cg_fd, prev, &next)) {
+		err = filter_update(e, next, true);
+		if (err)
+			return err;
+		key = next;
+		prev = &key;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int enforcer_add_cgroup_id(struct enforcer *e, __u64 id, int level, __u32 agent_id)
+{
+	int levels_fd = enforcer_map_fd(e, "agent_levels");
 	int cg_fd = enforcer_map_fd(e, "agent_cgroups");
 	struct agentd_agent_levels lv;
 	__u32 zero = 0, i;
-	__u64 id;
 	int err;
 
 	if (!agent_id || agent_id >= AGENTD_MAX_AGENTS)
 		return -ERANGE;
-	level = cgroup_level(path);
-	if (level < 0)
-		return level;
-	if (level >= AGENTD_MAX_CGROUP_LEVEL)
+	if (level < 0 || level >= AGENTD_MAX_CGROUP_LEVEL)
 		return -ELOOP;
-	err = cgroup_id(path, &id);
-	if (err)
-		return err;
 	if (bpf_map_lookup_elem(levels_fd, &zero, &lv))
 		return -errno;
 	for (i = 0; i < lv.count && lv.level[i] != (__u32)level; i++)
 		;
 	if (i == AGENTD_MAX_AGENT_LEVELS)
 		return -ENOSPC;
-	/* The level first, then the cgroup: once the cgroup is found, it is found at its level. */
+	/* The level and the filter's bit first, then the cgroup: once the cgroup is found, it is
+	 * found at its level, past the filter. */
 	if (i == lv.count) {
 		lv.level[lv.count++] = level;
 		if (bpf_map_update_elem(levels_fd, &zero, &lv, BPF_ANY))
 			return -errno;
 	}
+	err = filter_update(e, id, true);
+	if (err)
+		return err;
 	if (bpf_map_update_elem(cg_fd, &id, &agent_id, BPF_ANY))
 		return -errno;
+	return 0;
+}
+
+int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id)
+{
+	int level = cgroup_level(path), err;
+	__u64 id;
+
+	if (level < 0)
+		return level;
+	err = cgroup_id(path, &id);
+	if (err)
+		return err;
+	return enforcer_add_cgroup_id(e, id, level, agent_id);
+}
+
+int enforcer_remove_cgroup_id(struct enforcer *e, __u64 id)
+{
+	if (bpf_map_delete_elem(enforcer_map_fd(e, "agent_cgroups"), &id))
+		return -errno;
+	/* Left set, the bit costs a task of a cgroup that shares it a hash lookup, nothing more. */
+	filter_update(e, id, false);
 	return 0;
 }
 
@@ -540,9 +614,7 @@ int enforcer_remove_cgroup(struct enforcer *e, const char *path)
 
 	if (err)
 		return err;
-	if (bpf_map_delete_elem(enforcer_map_fd(e, "agent_cgroups"), &id))
-		return -errno;
-	return 0;
+	return enforcer_remove_cgroup_id(e, id);
 }
 
 static void endpoint_key(struct agentd_endpoint_key *k, __u32 agent_id, const __u8 addr[16],

@@ -61,6 +61,9 @@ const char *const *enforcer_missing_hooks(const struct enforcer *e);
 /* Registers the cgroup at path (and so its descendants) as agent_id's. */
 int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id);
 int enforcer_remove_cgroup(struct enforcer *e, const char *path);
+/* The same by cgroup id and level (from the cgroup v2 root, which is level 0). */
+int enforcer_add_cgroup_id(struct enforcer *e, __u64 id, int level, __u32 agent_id);
+int enforcer_remove_cgroup_id(struct enforcer *e, __u64 id);
 
 /*
  * Opens (or closes) a loopback endpoint of agentd's to agent_id: addr (16 bytes, IPv4 as
