@@ -205,7 +205,10 @@ static int run_test(const struct test *t, const char *prefix)
 
 static void usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [-p PREFIX] [-o OPTION]... [-t TEST]...\n", argv0);
+	fprintf(stderr,
+		"usage: %s [-l] [-p PREFIX] [-o OPTION]... [-t TEST]...\n"
+		"  -l  list the tests (those -t names), run none\n",
+		argv0);
 	exit(2);
 }
 
@@ -213,11 +216,14 @@ int main(int argc, char **argv)
 {
 	const char *prefix = "", *only[MAX_OPTS];
 	int nonly = 0, failed = 0, c, i;
+	bool list = false;
 	const struct test *t;
 	char *slash;
 
-	while ((c = getopt(argc, argv, "p:o:t:")) != -1) {
-		if (c == 'p')
+	while ((c = getopt(argc, argv, "lp:o:t:")) != -1) {
+		if (c == 'l')
+			list = true;
+		else if (c == 'p')
 			prefix = optarg;
 		else if (c == 'o' && nopts < MAX_OPTS)
 			opts[nopts++] = optarg;
@@ -241,8 +247,19 @@ int main(int argc, char **argv)
 
 		for (i = 0; i < nonly; i++)
 			selected |= !strcmp(only[i], t->name);
-		if (selected)
+		if (selected && list)
+			printf("%s\n", t->name);
+		else if (selected)
 			failed |= run_test(t, prefix) == 1;
+	}
+	/* A -t that names no test is a mistake (a renamed test), not an empty success. */
+	for (i = 0; i < nonly; i++) {
+		for (t = tests; t && strcmp(only[i], t->name); t = t->next)
+			;
+		if (!t) {
+			printf("FAIL %s%s: no such test\n", prefix, only[i]);
+			failed = 1;
+		}
 	}
 	return failed;
 }

@@ -177,9 +177,13 @@ TEST(ld_so_of_binary_without_exec_denied)
 	ASSERT_EQ(test_agent_run(&ag, map_exec, ro_bin), EPERM);
 	ASSERT_EQ(test_agent_run(&ag, mprotect_exec, ro_bin), EPERM);
 	ASSERT_EQ(test_agent_run(&ag, map_exec, rx_bin), 0);
-	/* The test binary run with a test name that matches nothing exits 0. */
-	char *ro_argv[] = { interp, ro_bin, "-t", "no-such-test", NULL };
-	char *rx_argv[] = { interp, rx_bin, "-t", "no-such-test", NULL };
+	/* The test binary asked to list this test (and run none) exits 0. */
+	char *ro_argv[] = {
+		interp, ro_bin, "-l", "-t", "ld_so_of_binary_without_exec_denied", NULL
+	};
+	char *rx_argv[] = {
+		interp, rx_bin, "-l", "-t", "ld_so_of_binary_without_exec_denied", NULL
+	};
 	ASSERT_EQ(test_agent_run(&ag, exec_argv, rx_argv), 0);
 	ASSERT_EQ(test_agent_run(&ag, exec_argv, ro_argv), 127); /* ld.so: cannot map */
 	ASSERT_EQ(run_in_cgroup(NULL, exec_argv, ro_argv, NULL), 0);
