@@ -161,3 +161,37 @@ TEST(enforcement_outlives_agentd)
 	ASSERT_EQ(agentd_teardown(p.pins), 0);
 	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), 0);
 }
+
+static int touch_now(void *path)
+{
+	return utimensat(AT_FDCWD, path, NULL, 0) ? errno : 0;
+}
+
+/* Single-agent mode follows the mount table too: a file system mounted in the workspace after
+ * the policy loaded is unknown to the hooks that see no mount (setting times to now needs
+ * write), denied until agentd sees the change and refreshes the agent's mount roots. */
+TEST(agentd_single_agent_follows_the_mount_table)
+{
+	const char *refreshed[] = { "agentd: mount roots refreshed", NULL };
+	char late[PATH_MAX + 8], f[PATH_MAX + 16];
+	struct proc *agentd;
+	struct paths p;
+	int fd;
+
+	agentd = start_agentd(&p);
+	snprintf(late, sizeof(late), "%s/late", p.work);
+	snprintf(f, sizeof(f), "%s/f", late);
+	ASSERT_OK(mkdir(late, 0755));
+	/* Stopped so that the mount is not seen before the first attempt. */
+	ASSERT_OK(kill(agentd->pid, SIGSTOP));
+	test_mount_tmpfs(late);
+	fd = open(f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	ASSERT_OK(fd);
+	close(fd);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, touch_now, f, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, touch_now, f, NULL), 0);
+	ASSERT_OK(kill(agentd->pid, SIGCONT));
+	if (!proc_wait_line(agentd, 10000, refreshed))
+		FAIL("agentd did not refresh the mount roots: \"%s\"", agentd->buf);
+	ASSERT_EQ(run_in_cgroup(p.cgroup, touch_now, f, NULL), 0);
+}

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "loss.h"
 #include "log.h"
 #include "probe.h"
+#include "rules.h"
 
 #define POLL_MS 100
 
@@ -294,11 +296,50 @@ static int open_audit(const struct options *o, struct sink *sink)
 	return err;
 }
 
-static int serve(struct enforcer *e, struct sink *sink)
+/*
+ * Single-agent mode's mount watch (daemon mode has mount_watch.c): a mount table change since
+ * the last look (POLLPRI on /proc/self/mountinfo) refreshes the agent's mount roots. Looked at
+ * once per pass of the loop, so within about POLL_MS of the change.
+ */
+static void follow_mounts(struct enforcer *e, int mountinfo_fd)
+{
+	struct pollfd pfd = { .fd = mountinfo_fd, .events = POLLPRI };
+	int err;
+
+	if (mountinfo_fd < 0 || poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLPRI | POLLERR)))
+		return;
+	err = rules_refresh_mounts(e, AGENT_ID);
+	if (err) {
+		log_warn("mount roots not refreshed (%s): file systems mounted since the policy "
+			 "loaded refuse utimes, xattrs and ACLs\n",
+			 strerror(-err));
+		return;
+	}
+	printf("agentd: mount roots refreshed\n");
+	fflush(stdout);
+}
+
+/* Opened before the policy's rules read the mount table: a change after that read is seen. */
+static int open_mountinfo(bool lsm)
+{
+	int fd;
+
+	if (!lsm)
+		return -1;
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		log_warn("opening /proc/self/mountinfo: %s: mounts made from now on are not "
+			 "followed\n",
+			 strerror(errno));
+	return fd;
+}
+
+static int serve(struct enforcer *e, struct sink *sink, int mountinfo_fd)
 {
 	int err, timeout;
 
 	while (!stop) {
+		follow_mounts(e, mountinfo_fd);
 		timeout = sink->audit ? audit_writer_timeout_ms(sink->audit) : -1;
 		err = enforcer_consume(e, timeout >= 0 && timeout < POLL_MS ? timeout : POLL_MS);
 		if (err < 0) {
@@ -319,8 +360,8 @@ static int run(const struct options *o)
 	struct enforcer_opts eo = { .pin_dir = o->pin_dir, .ring_bytes = o->ring_mb << 20 };
 	struct sink sink = {};
 	struct enforcer *e = NULL;
+	int err, mountinfo_fd = -1;
 	struct probe p;
-	int err;
 
 	err = mount_kernel_fs();
 	if (err)
@@ -342,17 +383,20 @@ static int run(const struct options *o)
 		log_err("loading the BPF programs: %s\n", strerror(-err));
 		goto out;
 	}
+	mountinfo_fd = open_mountinfo(eo.lsm);
 	err = agent_setup(e, o, eo.lsm);
 	if (err)
 		goto out;
 	report_layers(e, eo.lsm);
 	printf("agentd: ready\n");
 	fflush(stdout);
-	err = serve(e, &sink);
+	err = serve(e, &sink, mountinfo_fd);
 	/* Whatever is still in the ring buffer goes to the log before it closes. */
 	enforcer_consume(e, 0);
 	loss_check(&loss, e, sink.audit, AGENT_ID);
 out:
+	if (mountinfo_fd >= 0)
+		close(mountinfo_fd);
 	enforcer_destroy(e);
 	if (audit_writer_close(sink.audit) && !err)
 		err = -EIO;
