@@ -503,6 +503,8 @@ static int cgroup_level(const char *path)
 /*
  * The filter's bit of cgroup id: set (on), or set only while agent_cgroups holds an id of the
  * same bit (!on). Callers serialize (agentd's one thread): each change reads and writes a word.
+ * The kernel copies the word in place, maybe byte by byte; only this bit differs between the
+ * old and the new word, so a program racing the copy reads every other bit as it was.
  */
 static int filter_update(struct enforcer *e, __u64 id, bool on)
 {
