@@ -84,7 +84,7 @@ $(OUT)/san/lib/%.o: userspace/lib/%.c $(HDRS) $(SKELS)
 
 $(OUT)/libagentd.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(OUT)/agentd: $(wildcard userspace/agentd/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)

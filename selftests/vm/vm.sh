@@ -8,7 +8,9 @@
 #   vm.sh run     runs the shell command in VM_CMD in the guest (debugging), on the first kernel
 #
 # Environment: VM_KERNELS (default "6.1 6.12"), VM_TEST_ARGS (options for the guest's tests,
-# e.g. "-o omit-deny-rule"), VM_APPEND (extra kernel command line), CI (=true: cannot run -> FAIL).
+# e.g. "-o omit-deny-rule"), VM_APPEND (extra kernel command line), VM_STAGE (more host binaries
+# for run: "FILE:NAME ...", each at /agentd/extra/NAME, e.g. another build's bench_open to run
+# against this one in the same boot), CI (=true: cannot run -> FAIL).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -73,6 +75,7 @@ build_initramfs() {
 	for b in test_kernel bench_open bench_lsm_cgroup; do
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
 	done
+	for b in ${VM_STAGE:-}; do stage_binary "${b%%:*}" "agentd/extra/${b#*:}"; done
 	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
 }
 
