@@ -20,6 +20,25 @@ struct {
 	__type(value, struct agentd_file_rule);
 } file_rules SEC(".maps");
 
+/* The bits of the objects file_rules and mount_roots name (abi.h), mapped by agentd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, AGENTD_OBJECT_FILTER_WORDS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} object_filter SEC(".maps");
+
+/* 0: no entry of file_rules or mount_roots names key's object, without a hash lookup (the
+ * array lookup is inlined). 1: one may; the maps say. */
+static __always_inline int maybe_rule_object(const struct agentd_file_key *key)
+{
+	__u32 bit = agentd_object_bit(key->dev, key->ino), word = bit / 64;
+	__u64 *w = bpf_map_lookup_elem(&object_filter, &word);
+
+	return !w || ((*w >> (bit % 64)) & 1);
+}
+
 struct walk {
 	__u32 rights;
 	__u32 rule_id;
@@ -79,35 +98,72 @@ static __always_inline long walk_decided(struct walk *w, const struct agentd_fil
 	return 1;
 }
 
+/*
+ * Reads two pointer fields a and b of ptr (a struct type) into *pa and *pb: with one
+ * bpf_probe_read_kernel() when the running kernel puts b after a within PAIR_SPAN bytes, with two
+ * otherwise. The offsets are CO-RE relocations, constants to the verifier, which keeps one
+ * branch. Every kernel we run does (struct mount: mnt_parent, mnt_mountpoint, then mnt's
+ * mnt_root, mnt_sb, side by side; struct dentry: d_inode 24 bytes after d_parent). A failed read
+ * leaves NULL, as BPF_CORE_READ does.
+ */
+#define PAIR_SPAN 32
+#define read_pair(ptr, type, a, b, pa, pb)                                                         \
+	({                                                                                         \
+		__u32 __oa = bpf_core_field_offset(type, a),                                       \
+		      __ob = bpf_core_field_offset(type, b);                                       \
+		__u64 __buf[PAIR_SPAN / 8];                                                        \
+                                                                                                   \
+		if (__ob > __oa && __ob - __oa <= PAIR_SPAN - 8) {                                 \
+			bpf_probe_read_kernel(__buf, __ob - __oa + 8, (void *)(ptr) + __oa);       \
+			*(pa) = (void *)__buf[0];                                                  \
+			*(pb) = (void *)__buf[(__ob - __oa) / 8];                                  \
+		} else {                                                                           \
+			*(pa) = (void *)BPF_CORE_READ(ptr, a);                                     \
+			*(pb) = (void *)BPF_CORE_READ(ptr, b);                                     \
+		}                                                                                  \
+	})
+
+/* From the root of s->mnt to its mount point in the mount above; returns 1 at the top (the
+ * walk ends there, undecided). Three reads: parent and mount point, the parent's root and super
+ * block, the device. */
+static __always_inline long walk_cross(struct walk_state *s)
+{
+	struct mount *mnt = s->mnt, *parent;
+	struct dentry *mountpoint, *root;
+	struct super_block *sb;
+
+	read_pair(mnt, struct mount, mnt_parent, mnt_mountpoint, &parent, &mountpoint);
+	if (parent == mnt || !parent)
+		return walk_end(s);
+	read_pair(parent, struct mount, mnt.mnt_root, mnt.mnt_sb, &root, &sb);
+	s->d = mountpoint;
+	s->mnt = parent;
+	s->root = root;
+	s->key.dev = BPF_CORE_READ(sb, s_dev);
+	return 0;
+}
+
 /* One step up the ancestry, across mounts; returns 1 when decided. s->key.dev is the device of
  * s->mnt's file system, which every dentry up to its root shares. A bpf_loop() callback. */
 static long walk_step(__u32 i, void *ctx)
 {
 	struct walk_state *s = ctx;
 	struct dentry *d = s->d, *up;
-	struct mount *mnt = s->mnt, *parent;
 	struct agentd_file_rule *rule;
-	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	struct inode *inode;
 
+	read_pair(d, struct dentry, d_parent, d_inode, &up, &inode);
 	if (inode) {
 		s->key.ino = BPF_CORE_READ(inode, i_ino);
-		rule = bpf_map_lookup_elem(&file_rules, &s->key);
+		rule = maybe_rule_object(&s->key) ? bpf_map_lookup_elem(&file_rules, &s->key)
+						  : NULL;
 		if (rule) {
 			s->done = 1;
 			return walk_decided(s->w, rule, ~0U, s->base + i);
 		}
 	}
-	if (d == s->root) {
-		parent = BPF_CORE_READ(mnt, mnt_parent);
-		if (parent == mnt)
-			return walk_end(s);
-		s->d = BPF_CORE_READ(mnt, mnt_mountpoint);
-		s->mnt = parent;
-		s->root = BPF_CORE_READ(parent, mnt.mnt_root);
-		s->key.dev = BPF_CORE_READ(parent, mnt.mnt_sb, s_dev);
-		return 0;
-	}
-	up = BPF_CORE_READ(d, d_parent);
+	if (d == s->root)
+		return walk_cross(s);
 	/* The top of a file system that is not its mount's root: a pseudo file (pipes, sockets,
 	 * memfds are their own parents) or a disconnected dentry (a bind mount of a deleted tree). */
 	if (up == d)
@@ -171,7 +227,7 @@ static long inode_walk_step(__u32 i, void *ctx)
 	struct agentd_mount_root *root;
 	struct agentd_file_rule *rule;
 
-	if (object_key(d, &s->key)) {
+	if (object_key(d, &s->key) && maybe_rule_object(&s->key)) {
 		rule = bpf_map_lookup_elem(&file_rules, &s->key);
 		if (rule) {
 			s->done = 1;
@@ -223,7 +279,8 @@ static long walk_mount_step(__u32 i, void *ctx)
 
 	if (inode) {
 		s->key.ino = inode->i_ino;
-		rule = bpf_map_lookup_elem(&file_rules, &s->key);
+		rule = maybe_rule_object(&s->key) ? bpf_map_lookup_elem(&file_rules, &s->key)
+						  : NULL;
 		if (rule) {
 			s->done = 1;
 			return walk_decided(s->w, rule, ~0U, i);
@@ -260,7 +317,6 @@ static __always_inline void rights_walk(const struct agent *a, struct dentry *d,
 		.mnt = real_mount(vmnt),
 		.w = w,
 	};
-	struct mount *mnt, *parent;
 
 	w->rights = 0;
 	w->rule_id = 0;
@@ -273,16 +329,8 @@ static __always_inline void rights_walk(const struct agent *a, struct dentry *d,
 		return;
 	}
 	/* The mount's root, undecided: on from its mount point, in the mount above. */
-	mnt = s.mnt;
-	parent = BPF_CORE_READ(mnt, mnt_parent);
-	if (parent == mnt) {
-		walk_end(&s);
+	if (walk_cross(&s))
 		return;
-	}
-	s.d = BPF_CORE_READ(mnt, mnt_mountpoint);
-	s.mnt = parent;
-	s.root = BPF_CORE_READ(parent, mnt.mnt_root);
-	s.key.dev = BPF_CORE_READ(parent, mnt.mnt_sb, s_dev);
 	bpf_loop(AGENTD_MAX_WALK - s.base, walk_step, &s, 0);
 	if (!s.done)
 		w->reason = AGENTD_REASON_WALK_TOO_DEEP;

@@ -132,6 +132,25 @@ _Static_assert(sizeof(struct agentd_agent_levels) == 32, "agentd_agent_levels la
 #define AGENTD_CGROUP_FILTER_BITS 65536
 #define AGENTD_CGROUP_FILTER_WORDS (AGENTD_CGROUP_FILTER_BITS / 64)
 
+/*
+ * object_filter map: AGENTD_OBJECT_FILTER_BITS bits in 64-bit words, one per hash of a file
+ * system object (device, inode). The bit of every object in file_rules or mount_roots, of any
+ * agent and generation, is set before the entry is added; bits of objects no entry names any
+ * more are cleared by a rebuild after entries are deleted. A clear bit answers "no rule here"
+ * with one load: the path walk looks up its maps only at levels whose bit is set.
+ */
+#define AGENTD_OBJECT_FILTER_SHIFT 20
+#define AGENTD_OBJECT_FILTER_BITS (1U << AGENTD_OBJECT_FILTER_SHIFT)
+#define AGENTD_OBJECT_FILTER_WORDS (AGENTD_OBJECT_FILTER_BITS / 64)
+
+/* The object's bit: a multiplicative hash (inode numbers are often sequential; the device
+ * moves into the high bits the multiplication carries down). */
+static inline __u32 agentd_object_bit(__u64 dev, __u64 ino)
+{
+	return (__u32)(((ino ^ (dev << 40)) * 0x9E3779B97F4A7C15ULL) >>
+		       (64 - AGENTD_OBJECT_FILTER_SHIFT));
+}
+
 /* Who acted: the same block in every event. */
 struct agentd_task {
 	__u64 cgroup_id;

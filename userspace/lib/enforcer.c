@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
@@ -41,6 +42,7 @@ struct enforcer {
 	int nmissing;
 	struct ring_buffer *events;
 	__u32 ring_bytes; /* 0: as the objects declare it */
+	__u64 *object_filter; /* the object_filter map, mapped; NULL without the file objects */
 };
 
 __u64 kernel_dev(dev_t st_dev)
@@ -212,6 +214,7 @@ __u32 enforcer_ring_bytes(const struct enforcer *e)
 }
 
 static int filter_sync(struct enforcer *e);
+static int object_filter_map(struct enforcer *e);
 
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 {
@@ -249,6 +252,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	}
 	err = fill_structural(e);
 	err = err ?: filter_sync(e);
+	err = err ?: object_filter_map(e);
 	if (err)
 		goto err_free;
 	if (opts->on_event) {
@@ -500,39 +504,61 @@ static int cgroup_level(const char *path)
 	return level;
 }
 
-/*
- * The filter's bit of cgroup id: set (on), or set only while agent_cgroups holds an id of the
- * same bit (!on). Callers serialize (agentd's one thread): each change reads and writes a word.
- * The kernel copies the word in place, maybe byte by byte; only this bit differs between the
- * old and the new word, so a program racing the copy reads every other bit as it was.
- */
-static int filter_update(struct enforcer *e, __u64 id, bool on)
+/* The filter's word and bit of cgroup id. */
+static int filter_word(struct enforcer *e, __u64 id, __u32 *word, __u64 *mask, __u64 *w)
 {
-	int fd = enforcer_map_fd(e, "agent_cgroup_filter"),
-	    cg_fd = enforcer_map_fd(e, "agent_cgroups");
-	__u32 bit = id & (AGENTD_CGROUP_FILTER_BITS - 1), word = bit / 64;
-	__u64 w, key, next, *prev = NULL;
+	int fd = enforcer_map_fd(e, "agent_cgroup_filter");
+	__u32 bit = id & (AGENTD_CGROUP_FILTER_BITS - 1);
 
-	if (fd < 0 || cg_fd < 0)
-		return fd < 0 ? fd : cg_fd;
-	if (bpf_map_lookup_elem(fd, &word, &w))
+	if (fd < 0)
+		return fd;
+	*word = bit / 64;
+	*mask = 1ULL << (bit % 64);
+	if (bpf_map_lookup_elem(fd, word, w))
 		return -errno;
-	if (on) {
-		w |= 1ULL << (bit % 64);
-	} else {
-		while (!bpf_map_get_next_key(cg_fd, prev, &next)) {
-			if ((next & (AGENTD_CGROUP_FILTER_BITS - 1)) == bit)
-				return 0;
-			key = next;
-			prev = &key;
-		}
-		if (errno != ENOENT)
-			return -errno;
-		w &= ~(1ULL << (bit % 64));
+	return fd;
+}
+
+/*
+ * Sets the filter's bit of cgroup id (filter_set), or clears it unless agent_cgroups still
+ * holds an id of the same bit (filter_clear). Callers serialize (agentd's one thread): each
+ * change reads and writes a word. The kernel copies the word in place, maybe byte by byte; only
+ * this bit differs between the old and the new word, so a program racing the copy reads every
+ * other bit as it was.
+ */
+static int filter_set(struct enforcer *e, __u64 id)
+{
+	__u64 mask, w;
+	__u32 word;
+	int fd = filter_word(e, id, &word, &mask, &w);
+
+	if (fd < 0)
+		return fd;
+	w |= mask;
+	return bpf_map_update_elem(fd, &word, &w, BPF_ANY) ? -errno : 0;
+}
+
+static int filter_clear(struct enforcer *e, __u64 id)
+{
+	int cg_fd = enforcer_map_fd(e, "agent_cgroups"), fd;
+	__u64 mask, w, key, next, *prev = NULL;
+	__u32 word;
+
+	if (cg_fd < 0)
+		return cg_fd;
+	while (!bpf_map_get_next_key(cg_fd, prev, &next)) {
+		if (((next ^ id) & (AGENTD_CGROUP_FILTER_BITS - 1)) == 0)
+			return 0;
+		key = next;
+		prev = &key;
 	}
-	if (bpf_map_update_elem(fd, &word, &w, BPF_ANY))
+	if (errno != ENOENT)
 		return -errno;
-	return 0;
+	fd = filter_word(e, id, &word, &mask, &w);
+	if (fd < 0)
+		return fd;
+	w &= ~mask;
+	return bpf_map_update_elem(fd, &word, &w, BPF_ANY) ? -errno : 0;
 }
 
 /* Sets the bit of every agent cgroup, as adopted maps (or maps of a build before the filter)
@@ -545,7 +571,7 @@ static int filter_sync(struct enforcer *e)
 	if (cg_fd < 0)
 		return cg_fd;
 	while (!bpf_map_get_next_key(cg_fd, prev, &next)) {
-		err = filter_update(e, next, true);
+		err = filter_set(e, next);
 		if (err)
 			return err;
 		key = next;
@@ -579,7 +605,7 @@ int enforcer_add_cgroup_id(struct enforcer *e, __u64 id, int level, __u32 agent_
 		if (bpf_map_update_elem(levels_fd, &zero, &lv, BPF_ANY))
 			return -errno;
 	}
-	err = filter_update(e, id, true);
+	err = filter_set(e, id);
 	if (err)
 		return err;
 	if (bpf_map_update_elem(cg_fd, &id, &agent_id, BPF_ANY))
@@ -605,8 +631,83 @@ int enforcer_remove_cgroup_id(struct enforcer *e, __u64 id)
 	if (bpf_map_delete_elem(enforcer_map_fd(e, "agent_cgroups"), &id))
 		return -errno;
 	/* Left set, the bit costs a task of a cgroup that shares it a hash lookup, nothing more. */
-	filter_update(e, id, false);
+	filter_clear(e, id);
 	return 0;
+}
+
+#define OBJECT_FILTER_BYTES (AGENTD_OBJECT_FILTER_WORDS * sizeof(__u64))
+
+void enforcer_object_filter_add(struct enforcer *e, __u64 dev, __u64 ino)
+{
+	__u32 bit = agentd_object_bit(dev, ino);
+
+	if (e->object_filter)
+		__atomic_fetch_or(&e->object_filter[bit / 64], 1ULL << (bit % 64),
+				  __ATOMIC_SEQ_CST);
+}
+
+/* Sets in words the bit of every object fd (file_rules or mount_roots) has an entry for. */
+static int object_filter_collect(int fd, __u64 *words)
+{
+	enum { CHUNK = 1024 };
+	struct agentd_file_key keys[CHUNK];
+	__u64 values[CHUNK]; /* both maps' values are 8 bytes (abi.h) */
+	__u32 batch, n, i, bit;
+	void *in = NULL;
+	int err;
+
+	do {
+		n = CHUNK;
+		err = bpf_map_lookup_batch(fd, in, &batch, keys, values, &n, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		for (i = 0; i < n; i++) {
+			bit = agentd_object_bit(keys[i].dev, keys[i].ino);
+			words[bit / 64] |= 1ULL << (bit % 64);
+		}
+		in = &batch;
+	} while (!err);
+	return 0;
+}
+
+int enforcer_object_filter_rebuild(struct enforcer *e)
+{
+	int files = enforcer_map_fd(e, "file_rules"), mounts = enforcer_map_fd(e, "mount_roots");
+	__u64 *words;
+	__u32 i;
+	int err;
+
+	if (!e->object_filter || files < 0 || mounts < 0)
+		return 0;
+	words = calloc(AGENTD_OBJECT_FILTER_WORDS, sizeof(*words));
+	if (!words)
+		return -ENOMEM;
+	err = object_filter_collect(files, words);
+	err = err ?: object_filter_collect(mounts, words);
+	/* Word by word, with one store each: a program reads a word as it was or as it is, and
+	 * both have the bit of every entry now in the maps. Bits are only set before an entry
+	 * exists (callers serialize), so the new words only ever clear bits. */
+	for (i = 0; !err && i < AGENTD_OBJECT_FILTER_WORDS; i++)
+		if (__atomic_load_n(&e->object_filter[i], __ATOMIC_RELAXED) != words[i])
+			__atomic_store_n(&e->object_filter[i], words[i], __ATOMIC_SEQ_CST);
+	free(words);
+	return err;
+}
+
+/* Maps object_filter, then sets the bits of every entry already in the maps (pinned by an
+ * earlier agentd, maybe of a build before the filter), before any program is attached. */
+static int object_filter_map(struct enforcer *e)
+{
+	int fd = enforcer_map_fd(e, "object_filter");
+	void *p;
+
+	if (fd < 0)
+		return 0;
+	p = mmap(NULL, OBJECT_FILTER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	e->object_filter = p;
+	return enforcer_object_filter_rebuild(e);
 }
 
 int enforcer_remove_cgroup(struct enforcer *e, const char *path)
@@ -770,6 +871,8 @@ void enforcer_destroy(struct enforcer *e)
 	if (!e)
 		return;
 	ring_buffer__free(e->events);
+	if (e->object_filter)
+		munmap(e->object_filter, OBJECT_FILTER_BYTES);
 	enforcer_detach_lsm(e);
 	while (e->ncg_links > 0)
 		bpf_link__destroy(e->cg_links[--e->ncg_links]);

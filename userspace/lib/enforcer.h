@@ -59,6 +59,16 @@ int enforcer_attach_cgroup(struct enforcer *e, int cgroup_fd);
 const char *const *enforcer_missing_hooks(const struct enforcer *e);
 
 /* Registers the cgroup at path (and so its descendants) as agent_id's. */
+/*
+ * The object filter (abi.h): enforcer_object_filter_add() sets the bit of an object before an
+ * entry naming it is added to file_rules or mount_roots (rules.c does; so must anything else
+ * that adds one: an entry without its bit is never looked up, and the walk goes on above it).
+ * enforcer_object_filter_rebuild() clears the bits no entry needs any more, after deletions.
+ * Callers serialize (agentd's one thread). Both do nothing without the file objects.
+ */
+void enforcer_object_filter_add(struct enforcer *e, __u64 dev, __u64 ino);
+int enforcer_object_filter_rebuild(struct enforcer *e);
+
 int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id);
 int enforcer_remove_cgroup(struct enforcer *e, const char *path);
 /* The same by cgroup id and level (from the cgroup v2 root, which is level 0). */

@@ -12,11 +12,13 @@
 #include "rules.h"
 
 struct maps {
+	struct enforcer *e;
 	int agents, files, net, mounts;
 };
 
 static int get_maps(struct enforcer *e, struct maps *m)
 {
+	m->e = e;
 	m->agents = enforcer_map_fd(e, "agents");
 	m->files = enforcer_map_fd(e, "file_rules");
 	m->net = enforcer_map_fd(e, "net_rules");
@@ -59,7 +61,9 @@ static int delete_matching(int fd, size_t key_size, size_t agent_off, __u32 agen
 	return 0;
 }
 
-/* Deletes agent_id's entries of every generation but keep (all when keep is 0). */
+/* Deletes agent_id's entries of every generation but keep (all when keep is 0), then the
+ * object filter's bits that no entry needs any more (left set, a bit costs a lookup, nothing
+ * more). */
 static int delete_generations(const struct maps *m, __u32 agent_id, __u32 keep)
 {
 	int err;
@@ -72,6 +76,8 @@ static int delete_generations(const struct maps *m, __u32 agent_id, __u32 keep)
 	if (!err)
 		err = delete_matching(m->mounts, sizeof(struct agentd_file_key),
 				      offsetof(struct agentd_file_key, agent_id), agent_id, keep);
+	if (!err)
+		enforcer_object_filter_rebuild(m->e);
 	return err;
 }
 
@@ -181,12 +187,14 @@ static int write_mounts(const struct maps *m, __u32 agent_id, __u32 gen,
 		key.ino = roots[i].ino;
 		value.rule_id = roots[i].rule_id;
 		value.rights = roots[i].rights;
+		enforcer_object_filter_add(m->e, key.dev, key.ino);
 		if (bpf_map_update_elem(m->mounts, &key, &value, BPF_ANY))
 			err = -errno;
 	}
 	if (!err && prune) {
 		qsort(roots, n, sizeof(*roots), root_cmp);
 		delete_vanished(m->mounts, agent_id, gen, roots, n);
+		enforcer_object_filter_rebuild(m->e);
 	}
 	free(roots);
 	return err;
@@ -248,6 +256,7 @@ static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const st
 		 * and reports it); the paths are still resolved, so errors do not depend on it. */
 		if (m->files < 0)
 			continue;
+		enforcer_object_filter_add(m->e, key.dev, key.ino);
 		if (bpf_map_update_elem(m->files, &key, &rule, BPF_ANY)) {
 			*failed = i;
 			return -errno;
