@@ -139,7 +139,7 @@ _Static_assert(sizeof(struct agentd_agent_levels) == 32, "agentd_agent_levels la
  * more are cleared by a rebuild after entries are deleted. A clear bit answers "no rule here"
  * with one load: the path walk looks up its maps only at levels whose bit is set.
  */
-#define AGENTD_OBJECT_FILTER_SHIFT 20
+#define AGENTD_OBJECT_FILTER_SHIFT 22
 #define AGENTD_OBJECT_FILTER_BITS (1U << AGENTD_OBJECT_FILTER_SHIFT)
 #define AGENTD_OBJECT_FILTER_WORDS (AGENTD_OBJECT_FILTER_BITS / 64)
 
