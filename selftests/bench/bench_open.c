@@ -19,6 +19,8 @@
  * and for open_close only:
  *   inside_100k   inside, with 100,000 more rules in the map (O(1) in rule count?)
  *   inside_deep   inside, the target 32 directories deeper (cost per level)
+ *   inside_near   inside, with a rule on the target itself: the walk decides at its first
+ *                 step (what an agent's open costs before any climbing)
  * and, for all four loops:
  *   floor         none of agentd's programs, one that returns at once on file_open
  *                 (lsmcg.bpf.c): what any BPF LSM program there costs before deciding anything
@@ -68,7 +70,7 @@ static const struct {
 
 struct cond {
 	const char *name;
-	bool attach, agent, big, deep, old, empty;
+	bool attach, agent, big, deep, old, empty, near;
 	unsigned loops; /* bit n: loop n is measured */
 	double samples[NLOOP][MAX_ROUNDS];
 	bool skip; /* not chosen (-c) */
@@ -83,9 +85,10 @@ static struct cond conds[] = {
 	{ .name = "inside_100k", .attach = true, .agent = true, .big = true, .loops = 1 },
 	{ .name = "inside_deep", .attach = true, .agent = true, .deep = true, .loops = 1 },
 	{ .name = "floor", .empty = true, .loops = ALL_LOOPS },
+	{ .name = "inside_near", .attach = true, .agent = true, .near = true, .loops = 1 },
 };
 #define NCOND (sizeof(conds) / sizeof(conds[0]))
-enum { NONE, INSIDE = 2, INSIDE_100K = 5, INSIDE_DEEP = 6 };
+enum { NONE, INSIDE = 2, INSIDE_100K = 5, INSIDE_DEEP = 6, INSIDE_NEAR = 8 };
 
 static int rounds = 15;
 static unsigned chosen_loops = ALL_LOOPS;
@@ -94,6 +97,7 @@ struct bench {
 	struct enforcer *e;
 	struct lsmcg_bpf *old;
 	struct bpf_link *old_link;
+	const struct cond *attached; /* the condition whose programs are attached; NULL: unknown */
 	int cg_fd[2]; /* plain, agent */
 	char shallow[64], deep[PATH_MAX];
 	struct sockaddr_in udp;
@@ -101,6 +105,7 @@ struct bench {
 	__u32 gen;
 	struct agentd_file_key *big_keys;
 	struct agentd_file_rule *big_rules;
+	struct agentd_file_key near_key;
 };
 
 static char *const exec_argv[] = { "/bin/busybox", "true", NULL };
@@ -209,10 +214,35 @@ static int big_rules(struct bench *b, bool add)
 			b->big_rules[i] = (struct agentd_file_rule){ 100 + i, AGENTD_RIGHT_READ };
 		}
 	}
+	/* Their bits in the object filter too, as agentd sets them (their share of its bits
+	 * is part of what 100,000 rules cost). */
+	for (i = 0; add && i < BIG; i++)
+		enforcer_object_filter_add(b->e, b->big_keys[i].dev, b->big_keys[i].ino);
 	if (add ? bpf_map_update_batch(fd, b->big_keys, b->big_rules, &count, NULL)
 		: bpf_map_delete_batch(fd, b->big_keys, &count, NULL))
 		return -errno;
-	return 0;
+	return add ? 0 : enforcer_object_filter_rebuild(b->e);
+}
+
+/* A rule on the shallow target itself, all rights, in the agent's generation. */
+static int near_rule(struct bench *b, bool add)
+{
+	int fd = enforcer_map_fd(b->e, "file_rules");
+	struct agentd_file_rule rule = { 99, AGENTD_RIGHTS_ALL };
+	struct stat st;
+
+	if (!b->near_key.ino) {
+		if (stat(b->shallow, &st))
+			return -errno;
+		b->near_key =
+			(struct agentd_file_key){ AGENT, b->gen, kernel_dev(st.st_dev), st.st_ino };
+	}
+	if (add)
+		enforcer_object_filter_add(b->e, b->near_key.dev, b->near_key.ino);
+	if (add ? bpf_map_update_elem(fd, &b->near_key, &rule, BPF_ANY)
+		: bpf_map_delete_elem(fd, &b->near_key))
+		return -errno;
+	return add ? 0 : enforcer_object_filter_rebuild(b->e);
 }
 
 static void detach(struct bench *b)
@@ -220,27 +250,40 @@ static void detach(struct bench *b)
 	enforcer_detach_lsm(b->e);
 	bpf_link__destroy(b->old_link);
 	b->old_link = NULL;
+	b->attached = NULL;
 }
 
+/* Whether conditions x and y run the same programs. */
+static bool same_programs(const struct cond *x, const struct cond *y)
+{
+	return x->attach == y->attach && x->empty == y->empty && x->old == y->old;
+}
+
+/* c's programs, attached; left as they are when the condition before ran the same ones (an
+ * attachment waits for RCU grace periods, seconds under emulation, between conditions that
+ * would otherwise run back to back). */
 static int attach(struct bench *b, const struct cond *c)
 {
 	int err;
 
+	if (b->attached && same_programs(b->attached, c))
+		return 0;
 	detach(b);
 	if (c->empty) {
 		b->old_link = bpf_program__attach_lsm(b->old->progs.empty_file_open);
-		return b->old_link ? 0 : -errno;
-	}
-	if (!c->attach)
-		return 0;
-	err = enforcer_attach_lsm(b->e);
-	if (err)
-		return err;
-	if (c->old) {
-		b->old_link = bpf_program__attach_lsm(b->old->progs.old_inode_permission);
 		if (!b->old_link)
 			return -errno;
+	} else if (c->attach) {
+		err = enforcer_attach_lsm(b->e);
+		if (err)
+			return err;
+		if (c->old) {
+			b->old_link = bpf_program__attach_lsm(b->old->progs.old_inode_permission);
+			if (!b->old_link)
+				return -errno;
+		}
 	}
+	b->attached = c;
 	return 0;
 }
 
@@ -261,14 +304,25 @@ static double measure(struct bench *b, const struct cond *c, enum loop l)
 	}
 }
 
+/* A condition's programs and extra rules in place (on), or its extra rules gone (off; the
+ * programs stay until the next condition's attach). */
+static int cond_setup(struct bench *b, const struct cond *c, bool on)
+{
+	int err = on ? attach(b, c) : 0;
+
+	if (!err && c->big)
+		err = big_rules(b, on);
+	if (!err && c->near)
+		err = near_rule(b, on);
+	return err;
+}
+
 /* One condition in one round: attached once, then its loops, rotating which goes first. */
 static int measure_cond(struct bench *b, struct cond *c, int round)
 {
-	int err = attach(b, c), i;
+	int err = cond_setup(b, c, true), i;
 	enum loop l;
 
-	if (!err && c->big)
-		err = big_rules(b, true);
 	for (i = 0; !err && i < NLOOP; i++) {
 		l = (round + i) % NLOOP;
 		if (!(c->loops & chosen_loops & (1U << l)))
@@ -279,8 +333,8 @@ static int measure_cond(struct bench *b, struct cond *c, int round)
 			err = -EIO;
 		}
 	}
-	if (c->big) {
-		int e = big_rules(b, false);
+	if (c->big || c->near) {
+		int e = cond_setup(b, c, false);
 
 		err = err ?: e;
 	}
@@ -334,17 +388,14 @@ static int prog_time(struct bench *b)
 			if (c->skip || (!c->attach && !c->empty))
 				continue;
 			name = c->empty ? "empty_file_open" : "file_open";
-			err = attach(b, c);
-			if (!err && c->big)
-				err = big_rules(b, true);
+			err = cond_setup(b, c, true);
 			if (err)
 				break;
 			prog_stats(name, &ns0, &cnt0);
 			if (measure(b, c, OPEN_CLOSE) < 0)
 				err = -EIO;
 			prog_stats(name, &ns1, &cnt1);
-			if (c->big)
-				err = err ?: big_rules(b, false);
+			err = err ?: cond_setup(b, c, false);
 			if (!err && cnt1 <= cnt0)
 				err = -ENODATA;
 			if (!err)
@@ -401,6 +452,9 @@ static void report(void)
 	if (!conds[INSIDE_DEEP].skip)
 		printf("BENCH open_close_per_level_ns %.1f\n",
 		       (med[INSIDE_DEEP][OPEN_CLOSE] - med[INSIDE][OPEN_CLOSE]) / DEEP);
+	if (!conds[INSIDE_NEAR].skip)
+		printf("BENCH open_close_climb_to_root_ns %.1f\n",
+		       med[INSIDE][OPEN_CLOSE] - med[INSIDE_NEAR][OPEN_CLOSE]);
 out:
 	printf("BENCH rounds %d ops_per_round open_close %d stat %d exec %d connect %d\n", rounds,
 	       loops[OPEN_CLOSE].ops, loops[STAT].ops, loops[EXEC].ops, loops[CONNECT].ops);
