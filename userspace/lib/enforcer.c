@@ -649,7 +649,7 @@ void enforcer_object_filter_add(struct enforcer *e, __u64 dev, __u64 ino)
 /* Sets in words the bit of every object fd (file_rules or mount_roots) has an entry for. */
 static int object_filter_collect(int fd, __u64 *words)
 {
-	enum { CHUNK = 1024 };
+	enum { CHUNK = 256 };
 	struct agentd_file_key keys[CHUNK];
 	__u64 values[CHUNK]; /* both maps' values are 8 bytes (abi.h) */
 	__u32 batch, n, i, bit;
