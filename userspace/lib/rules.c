@@ -26,7 +26,8 @@ static int get_maps(struct enforcer *e, struct maps *m)
 	return m->agents < 0 ? m->agents : 0;
 }
 
-/* Agent and generation sit at the same offsets in both key types (after prefixlen in net's). */
+/* Agent and generation sit at the same offsets in both key types (after prefixlen in net's).
+ * Returns how many entries it deleted, or -errno. */
 static int delete_matching(int fd, size_t key_size, size_t agent_off, __u32 agent_id, __u32 keep)
 {
 	char *keys = NULL, *more, key[64], next[64];
@@ -58,27 +59,31 @@ static int delete_matching(int fd, size_t key_size, size_t agent_off, __u32 agen
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(fd, keys + i * key_size);
 	free(keys);
-	return 0;
+	return (int)n;
 }
 
-/* Deletes agent_id's entries of every generation but keep (all when keep is 0), then the
- * object filter's bits that no entry needs any more (left set, a bit costs a lookup, nothing
- * more). */
+/* Deletes agent_id's entries of every generation but keep (all when keep is 0), then, if any
+ * object entry went, the object filter's bits that no entry needs any more (left set, a bit
+ * costs a lookup, nothing more). */
 static int delete_generations(const struct maps *m, __u32 agent_id, __u32 keep)
 {
-	int err;
+	int files, net, mounts;
 
-	err = delete_matching(m->files, sizeof(struct agentd_file_key),
-			      offsetof(struct agentd_file_key, agent_id), agent_id, keep);
-	if (!err)
-		err = delete_matching(m->net, sizeof(struct agentd_net_key),
-				      offsetof(struct agentd_net_key, agent_id), agent_id, keep);
-	if (!err)
-		err = delete_matching(m->mounts, sizeof(struct agentd_file_key),
-				      offsetof(struct agentd_file_key, agent_id), agent_id, keep);
-	if (!err)
+	files = delete_matching(m->files, sizeof(struct agentd_file_key),
+				offsetof(struct agentd_file_key, agent_id), agent_id, keep);
+	if (files < 0)
+		return files;
+	net = delete_matching(m->net, sizeof(struct agentd_net_key),
+			      offsetof(struct agentd_net_key, agent_id), agent_id, keep);
+	if (net < 0)
+		return net;
+	mounts = delete_matching(m->mounts, sizeof(struct agentd_file_key),
+				 offsetof(struct agentd_file_key, agent_id), agent_id, keep);
+	if (mounts < 0)
+		return mounts;
+	if (files || mounts)
 		enforcer_object_filter_rebuild(m->e);
-	return err;
+	return 0;
 }
 
 /* The file rules as objects, sorted by object, for the mount table's walks. */
@@ -128,9 +133,9 @@ static int root_cmp(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-/* Deletes gen's mount roots that roots (sorted) no longer has. */
-static void delete_vanished(int fd, __u32 agent_id, __u32 gen, const struct mount_root *roots,
-			    size_t n)
+/* Deletes gen's mount roots that roots (sorted) no longer has; returns how many. */
+static size_t delete_vanished(int fd, __u32 agent_id, __u32 gen, const struct mount_root *roots,
+			      size_t n)
 {
 	struct agentd_file_key key, next, *gone = NULL, *more;
 	size_t ngone = 0, cap = 0, i;
@@ -157,6 +162,7 @@ static void delete_vanished(int fd, __u32 agent_id, __u32 gen, const struct moun
 	for (i = 0; i < ngone; i++)
 		bpf_map_delete_elem(fd, &gone[i]);
 	free(gone);
+	return ngone;
 }
 
 /*
@@ -193,8 +199,8 @@ static int write_mounts(const struct maps *m, __u32 agent_id, __u32 gen,
 	}
 	if (!err && prune) {
 		qsort(roots, n, sizeof(*roots), root_cmp);
-		delete_vanished(m->mounts, agent_id, gen, roots, n);
-		enforcer_object_filter_rebuild(m->e);
+		if (delete_vanished(m->mounts, agent_id, gen, roots, n))
+			enforcer_object_filter_rebuild(m->e);
 	}
 	free(roots);
 	return err;
