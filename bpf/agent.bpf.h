@@ -38,14 +38,20 @@ struct {
 	__type(value, __u64);
 } agent_cgroup_filter SEC(".maps");
 
-/* 0: cg is no agent's cgroup, without a hash lookup (an array lookup is a few inlined
- * instructions). 1: it may be; agent_cgroups says. */
+/* Whether bit is set in filter, an array map of 64-bit words, whose lookup the verifier inlines
+ * (a few instructions). A lookup that fails answers 1: the hash lookup behind decides. */
+static __always_inline int filter_bit(void *filter, __u32 bit)
+{
+	__u32 word = bit / 64;
+	__u64 *w = bpf_map_lookup_elem(filter, &word);
+
+	return !w || ((*w >> (bit % 64)) & 1);
+}
+
+/* 0: cg is no agent's cgroup, without a hash lookup. 1: it may be; agent_cgroups says. */
 static __always_inline int maybe_agent_cgroup(__u64 cg)
 {
-	__u32 bit = cg & (AGENTD_CGROUP_FILTER_BITS - 1), word = bit / 64;
-	__u64 *w = bpf_map_lookup_elem(&agent_cgroup_filter, &word);
-
-	return w && ((*w >> (bit % 64)) & 1);
+	return filter_bit(&agent_cgroup_filter, cg & (AGENTD_CGROUP_FILTER_BITS - 1));
 }
 
 /* agent id -> its configuration, replaced whole on reload (atomic to readers). */

@@ -29,14 +29,11 @@ struct {
 	__type(value, __u64);
 } object_filter SEC(".maps");
 
-/* 0: no entry of file_rules or mount_roots names key's object, without a hash lookup (the
- * array lookup is inlined). 1: one may; the maps say. */
+/* 0: no entry of file_rules or mount_roots names key's object, without a hash lookup. 1: one
+ * may; the maps say. */
 static __always_inline int maybe_rule_object(const struct agentd_file_key *key)
 {
-	__u32 bit = agentd_object_bit(key->dev, key->ino), word = bit / 64;
-	__u64 *w = bpf_map_lookup_elem(&object_filter, &word);
-
-	return !w || ((*w >> (bit % 64)) & 1);
+	return filter_bit(&object_filter, agentd_object_bit(key->dev, key->ino));
 }
 
 struct walk {
