@@ -54,13 +54,14 @@ static __always_inline int maybe_agent_cgroup(__u64 cg)
 	return filter_bit(&agent_cgroup_filter, cg & (AGENTD_CGROUP_FILTER_BITS - 1));
 }
 
-/* agent id -> its configuration, replaced whole on reload (atomic to readers). */
+/* agent id -> its configuration, switched whole on reload (abi.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, AGENTD_MAX_AGENTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct agentd_agent_config);
-} agents SEC(".maps");
+	__type(value, struct agentd_agent_slot);
+} agent_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -81,15 +82,21 @@ struct agent {
 	struct agentd_agent_config cfg;
 };
 
+/* The configuration of agent id in force: the half of its slot that one load of the slot's
+ * generation names. A half whose generation is not that one cannot be in force (abi.h): no
+ * configuration, which denies everything. Returns 1. */
 static __always_inline int agent_config(struct agent *a, __u32 id)
 {
-	struct agentd_agent_config *cfg = bpf_map_lookup_elem(&agents, &id);
+	struct agentd_agent_slot *s = bpf_map_lookup_elem(&agent_slots, &id);
+	__u32 gen = s ? *(volatile __u32 *)&s->generation : 0;
 
 	a->id = id;
-	a->has_config = cfg != NULL;
-	if (cfg)
-		a->cfg = *cfg;
-	else
+	a->has_config = 0;
+	if (s && gen) {
+		a->cfg = s->cfg[gen & 1];
+		a->has_config = a->cfg.generation == gen;
+	}
+	if (!a->has_config)
 		__builtin_memset(&a->cfg, 0, sizeof(a->cfg));
 	return 1;
 }

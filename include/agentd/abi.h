@@ -174,9 +174,10 @@ struct agentd_verdict {
 _Static_assert(sizeof(struct agentd_verdict) == 16, "agentd_verdict layout");
 
 /*
- * agent_cgroups map: cgroup v2 id -> agent id (__u32). agents map: agent id -> config. The config
- * names the generation of the agent's rules: a reload writes the new generation's rules beside
- * the old, then replaces the config in one update (hash-map updates are atomic to readers).
+ * agent_cgroups map: cgroup v2 id -> agent id (__u32). agent_slots map: agent id -> its
+ * configuration (struct agentd_agent_slot). The configuration names the generation of the
+ * agent's rules: a reload writes the new generation's rules beside the old, then switches the
+ * configuration in one aligned store (below).
  */
 #define AGENTD_AGENT_ALLOW_MEMFD_EXEC (1U << 0)
 #define AGENTD_AGENT_ALLOW_WRITABLE_EXEC (1U << 1)
@@ -191,6 +192,22 @@ struct agentd_agent_config {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct agentd_agent_config) == 24, "agentd_agent_config layout");
+
+/*
+ * agent_slots: an array map indexed by agent id, mapped by agentd (BPF_F_MMAPABLE), whose lookup
+ * the verifier inlines (the hash map it replaced cost a hashed lookup per decision). The
+ * configuration in force is cfg[generation & 1], whose own generation equals generation; 0: none
+ * (the agent is denied everything). A switch writes the half the new generation names, then
+ * stores generation (one aligned 4-byte store: a program reads the old value or the new, and each
+ * names a half written whole). A half is written again only after an RCU grace period since the
+ * switch away from it, so that no program still reads it (enforcer_agent_switch()).
+ */
+struct agentd_agent_slot {
+	__u32 generation;
+	__u32 pad;
+	struct agentd_agent_config cfg[2];
+};
+_Static_assert(sizeof(struct agentd_agent_slot) == 56, "agentd_agent_slot layout");
 
 /*
  * file_rules map key: one file-system object in one generation of one agent's rules. dev is the

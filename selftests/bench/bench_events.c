@@ -92,8 +92,8 @@ static void produce(double rate, double until)
 
 static int share(struct loadgen_bpf *skel, struct enforcer *e)
 {
-	static const char *const names[] = { "agent_cgroups", "agent_levels", "agents", "events",
-					     "event_drops" };
+	static const char *const names[] = { "agent_cgroups", "agent_levels", "agent_slots",
+					     "events", "event_drops" };
 	struct bpf_map *m;
 	size_t i;
 	int err;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Host tier: what the running kernel allows natively, as root. */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -252,5 +255,82 @@ TEST(cgroup_filter_keeps_a_shared_bit_and_is_rebuilt_from_pins)
 	ASSERT(filter_bit(e, c));
 	ASSERT_EQ(enforcer_remove_cgroup_id(e, c), 0);
 	ASSERT(!filter_bit(e, c));
+	enforcer_destroy(e);
+}
+
+/* socket(AF_INET, SOCK_DGRAM), then close: 0 or the errno (a run_in_cgroup() body). */
+static int make_udp_socket(void *unused)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	(void)unused;
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * An agent's configuration (agent_slots, abi.h) through its slot's halves, each generation in
+ * force for the kernel's next decision, both halves written twice; one pinned by a build before
+ * agent_slots (a hash map named agents) moved into its slot at load, the pin gone; and no
+ * configuration denying everything.
+ */
+TEST(agent_configuration_switches_halves_and_moves_from_pinned_agents)
+{
+	const struct ruleset udp = { .sock_families = 1ULL << AF_INET,
+				     .sock_types = 1U << SOCK_DGRAM },
+			     none = { 0 };
+	struct agentd_agent_config cfg = { .generation = 7,
+					   .sock_families = udp.sock_families,
+					   .sock_types = udp.sock_types };
+	char cg[PATH_MAX], pins[128], old_pin[160];
+	struct enforcer_opts opts = {};
+	struct enforcer *e = NULL;
+	__u32 id = 12, gen;
+	int fd, failed;
+
+	test_cgroup(cg, sizeof(cg));
+	test_pin_dir(pins, sizeof(pins));
+	opts.pin_dir = pins;
+	ASSERT_OK(mkdir(pins, 0700));
+	snprintf(old_pin, sizeof(old_pin), "%s/agents", pins);
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "agents", sizeof(id), sizeof(cfg), AGENTD_MAX_AGENTS,
+			    NULL);
+	ASSERT_OK(fd);
+	ASSERT_EQ(bpf_map_update_elem(fd, &id, &cfg, BPF_ANY), 0);
+	ASSERT_EQ(bpf_obj_pin(fd, old_pin), 0);
+	close(fd);
+
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT(access(old_pin, F_OK) && errno == ENOENT);
+	memset(&cfg, 0, sizeof(cfg));
+	ASSERT_EQ(enforcer_agent_config(e, id, &cfg), 0);
+	ASSERT_EQ(cfg.generation, 7);
+	ASSERT_EQ(enforcer_add_cgroup(e, cg, id), 0);
+	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	test_defer(close_fd, (void *)(long)fd);
+	ASSERT_EQ(enforcer_attach_cgroup(e, fd), 0);
+	/* Generation 7 (half 1), moved: UDP sockets allowed. */
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	ASSERT_EQ(rules_apply(e, id, &none, &gen, &failed), 0);
+	ASSERT_EQ(gen, 8);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
+	ASSERT_EQ(rules_apply(e, id, &udp, &gen, &failed), 0);
+	ASSERT_EQ(gen, 9);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	ASSERT_EQ(rules_apply(e, id, &none, &gen, &failed), 0);
+	ASSERT_EQ(gen, 10);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
+	ASSERT_EQ(rules_apply(e, id, &udp, &gen, &failed), 0);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	/* No configuration: the agent's tasks are denied everything. */
+	ASSERT_EQ(rules_remove(e, id), 0);
+	ASSERT_EQ(enforcer_agent_config(e, id, &cfg), -ENOENT);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
+	ASSERT_EQ(enforcer_detach_cgroup(e, fd), 0);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	enforcer_remove_cgroup(e, cg);
 	enforcer_destroy(e);
 }

@@ -651,7 +651,7 @@ static bool rules_pinned(struct daemon *d, __u32 id, __u32 *gen)
 {
 	struct agentd_agent_config cfg;
 
-	if (bpf_map_lookup_elem(enforcer_map_fd(d->e, "agents"), &id, &cfg))
+	if (enforcer_agent_config(d->e, id, &cfg))
 		return false;
 	*gen = cfg.generation;
 	return true;

@@ -43,6 +43,10 @@ struct enforcer {
 	struct ring_buffer *events;
 	__u32 ring_bytes; /* 0: as the objects declare it */
 	__u64 *object_filter; /* the object_filter map, mapped; NULL without the file objects */
+	struct agentd_agent_slot *slots; /* the agent_slots map, mapped */
+	/* A switch (or a clear) since the last grace period this process saw: a half it left may
+	 * still be read. True at load: an earlier agentd may have switched just before it ended. */
+	bool unsettled;
 };
 
 __u64 kernel_dev(dev_t st_dev)
@@ -215,6 +219,7 @@ __u32 enforcer_ring_bytes(const struct enforcer *e)
 
 static int filter_sync(struct enforcer *e);
 static int object_filter_map(struct enforcer *e);
+static int agent_slots_map(struct enforcer *e);
 
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 {
@@ -253,6 +258,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	err = fill_structural(e);
 	err = err ?: filter_sync(e);
 	err = err ?: object_filter_map(e);
+	err = err ?: agent_slots_map(e);
 	if (err)
 		goto err_free;
 	if (opts->on_event) {
@@ -710,6 +716,147 @@ static int object_filter_map(struct enforcer *e)
 	return enforcer_object_filter_rebuild(e);
 }
 
+/* A multiple of the page size (1024 slots of 56 bytes: 14 pages), as mmap() of a map wants. */
+#define SLOTS_BYTES (AGENTD_MAX_AGENTS * sizeof(struct agentd_agent_slot))
+_Static_assert(SLOTS_BYTES % 4096 == 0, "agent_slots maps whole pages");
+
+int enforcer_wait_for_programs(struct enforcer *e)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	int inner, outer, err = 0;
+	__u32 zero = 0;
+
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32), sizeof(__u32), 1, NULL);
+	if (inner < 0)
+		return -errno;
+	opts.inner_map_fd = inner;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL, sizeof(__u32), sizeof(__u32), 1,
+			       &opts);
+	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY))
+		err = -errno;
+	if (outer >= 0)
+		close(outer);
+	close(inner);
+	if (!err)
+		e->unsettled = false;
+	return err;
+}
+
+int enforcer_agent_config(const struct enforcer *e, __u32 agent_id, struct agentd_agent_config *cfg)
+{
+	const struct agentd_agent_slot *s;
+	__u32 gen;
+
+	if (agent_id >= AGENTD_MAX_AGENTS)
+		return -EINVAL;
+	s = &e->slots[agent_id];
+	gen = __atomic_load_n(&s->generation, __ATOMIC_ACQUIRE);
+	if (!gen)
+		return -ENOENT;
+	*cfg = s->cfg[gen & 1];
+	return 0;
+}
+
+int enforcer_agent_switch(struct enforcer *e, __u32 agent_id, const struct agentd_agent_config *cfg)
+{
+	struct agentd_agent_slot *s;
+	int err;
+
+	if (agent_id >= AGENTD_MAX_AGENTS || !cfg->generation)
+		return -EINVAL;
+	s = &e->slots[agent_id];
+	if (__atomic_load_n(&s->generation, __ATOMIC_RELAXED) == cfg->generation)
+		return -EINVAL; /* the half in force itself */
+	if (e->unsettled) {
+		err = enforcer_wait_for_programs(e);
+		if (err)
+			return err;
+	}
+	/* No program reads this half now (the wait above, or one since it was last left). The
+	 * release store orders the half's bytes before the generation that names it; a program's
+	 * read of the half depends on the generation it loaded. */
+	s->cfg[cfg->generation & 1] = *cfg;
+	__atomic_store_n(&s->generation, cfg->generation, __ATOMIC_RELEASE);
+	e->unsettled = true;
+	return 0;
+}
+
+int enforcer_agent_clear(struct enforcer *e, __u32 agent_id)
+{
+	if (agent_id >= AGENTD_MAX_AGENTS)
+		return -EINVAL;
+	__atomic_store_n(&e->slots[agent_id].generation, 0, __ATOMIC_RELEASE);
+	e->unsettled = true;
+	return 0;
+}
+
+/*
+ * Agents' configurations pinned by a build before agent_slots, in a hash map named agents:
+ * moved into the slots of agents that have none, before any program of this build is attached
+ * (the programs still attached read the old map until their links are replaced). The pin goes
+ * afterwards; a map that is not what that build pinned is left, and said so.
+ */
+static int migrate_agents(struct enforcer *e)
+{
+	struct agentd_agent_config cfg;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), id, *prev = NULL, n = 0;
+	char path[PATH_MAX + 16];
+	int fd, err = 0;
+
+	if (!e->pin_dir[0])
+		return 0;
+	snprintf(path, sizeof(path), "%s/agents", e->pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		goto out;
+	}
+	if (info.type != BPF_MAP_TYPE_HASH || info.key_size != sizeof(id) ||
+	    info.value_size != sizeof(cfg)) {
+		log_warn("%s: not the agents map of an earlier agentd (type %u, key %u, value %u "
+			 "bytes); left as it is\n",
+			 path, info.type, info.key_size, info.value_size);
+		goto out;
+	}
+	while (!bpf_map_get_next_key(fd, prev, &id)) {
+		prev = &id;
+		if (bpf_map_lookup_elem(fd, &id, &cfg) || id >= AGENTD_MAX_AGENTS ||
+		    !cfg.generation || e->slots[id].generation)
+			continue;
+		e->slots[id].cfg[cfg.generation & 1] = cfg;
+		__atomic_store_n(&e->slots[id].generation, cfg.generation, __ATOMIC_RELEASE);
+		n++;
+	}
+	if (unlink(path))
+		err = -errno;
+	else
+		log_info("moved %u agents' configurations from %s (an earlier build's) to "
+			 "agent_slots\n",
+			 n, path);
+out:
+	close(fd);
+	return err;
+}
+
+/* Maps agent_slots, then moves in what an earlier build pinned elsewhere. */
+static int agent_slots_map(struct enforcer *e)
+{
+	int fd = enforcer_map_fd(e, "agent_slots");
+	void *p;
+
+	if (fd < 0)
+		return fd;
+	p = mmap(NULL, SLOTS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	e->slots = p;
+	e->unsettled = true;
+	return migrate_agents(e);
+}
+
 int enforcer_remove_cgroup(struct enforcer *e, const char *path)
 {
 	__u64 id;
@@ -873,6 +1020,8 @@ void enforcer_destroy(struct enforcer *e)
 	ring_buffer__free(e->events);
 	if (e->object_filter)
 		munmap(e->object_filter, OBJECT_FILTER_BYTES);
+	if (e->slots)
+		munmap(e->slots, SLOTS_BYTES);
 	enforcer_detach_lsm(e);
 	while (e->ncg_links > 0)
 		bpf_link__destroy(e->cg_links[--e->ncg_links]);

@@ -69,6 +69,21 @@ const char *const *enforcer_missing_hooks(const struct enforcer *e);
 void enforcer_object_filter_add(struct enforcer *e, __u64 dev, __u64 ino);
 int enforcer_object_filter_rebuild(struct enforcer *e);
 
+/*
+ * Agents' configurations (abi.h, agent_slots). enforcer_agent_config(): the one in force, or
+ * -ENOENT. enforcer_agent_switch() puts cfg in force (cfg->generation: not 0, not the one in force)
+ * with one store, after waiting for the programs that may still read the half it writes;
+ * enforcer_agent_clear() leaves agent_id none (its tasks are denied everything). Callers
+ * serialize. enforcer_wait_for_programs() returns once every BPF program running when it was
+ * called has finished (an RCU grace period). Each returns 0 or -errno.
+ */
+int enforcer_agent_config(const struct enforcer *e, __u32 agent_id,
+			  struct agentd_agent_config *cfg);
+int enforcer_agent_switch(struct enforcer *e, __u32 agent_id,
+			  const struct agentd_agent_config *cfg);
+int enforcer_agent_clear(struct enforcer *e, __u32 agent_id);
+int enforcer_wait_for_programs(struct enforcer *e);
+
 int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id);
 int enforcer_remove_cgroup(struct enforcer *e, const char *path);
 /* The same by cgroup id and level (from the cgroup v2 root, which is level 0). */
@@ -92,7 +107,7 @@ int enforcer_consume(struct enforcer *e, int timeout_ms);
 int enforcer_events_fd(const struct enforcer *e);
 /* Events the kernel could not record for agent_id, summed over CPUs. */
 int enforcer_drops(struct enforcer *e, __u32 agent_id, __u64 *drops);
-/* The fd of a shared map by name ("file_rules", "agents", ...), for rules.c. */
+/* The fd of a shared map by name ("file_rules", "agent_cgroups", ...), for rules.c. */
 int enforcer_map_fd(const struct enforcer *e, const char *name);
 /* Detaches, unloads, frees; accepts NULL. Pinned links and maps stay. */
 void enforcer_destroy(struct enforcer *e);

@@ -13,17 +13,16 @@
 
 struct maps {
 	struct enforcer *e;
-	int agents, files, net, mounts;
+	int files, net, mounts;
 };
 
 static int get_maps(struct enforcer *e, struct maps *m)
 {
 	m->e = e;
-	m->agents = enforcer_map_fd(e, "agents");
 	m->files = enforcer_map_fd(e, "file_rules");
 	m->net = enforcer_map_fd(e, "net_rules");
 	m->mounts = enforcer_map_fd(e, "mount_roots");
-	return m->agents < 0 ? m->agents : 0;
+	return 0;
 }
 
 /* Agent and generation sit at the same offsets in both key types (after prefixlen in net's).
@@ -298,33 +297,6 @@ static int write_net(const struct maps *m, __u32 agent_id, __u32 gen, const stru
 	return 0;
 }
 
-/*
- * Returns once every BPF program running when it was called has finished. Programs read an
- * agent's generation, then its rules: the old generation may go only when no program can still
- * hold it. The kernel waits for an RCU grace period after each update of a map-in-map
- * (maybe_wait_bpf_programs() in kernel/bpf/syscall.c), and non-sleepable programs, all of ours,
- * run inside RCU read-side sections.
- */
-static int wait_for_programs(void)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, opts);
-	int inner, outer, err = 0;
-	__u32 zero = 0;
-
-	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32), sizeof(__u32), 1, NULL);
-	if (inner < 0)
-		return -errno;
-	opts.inner_map_fd = inner;
-	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, NULL, sizeof(__u32), sizeof(__u32), 1,
-			       &opts);
-	if (outer < 0 || bpf_map_update_elem(outer, &zero, &inner, BPF_ANY))
-		err = -errno;
-	if (outer >= 0)
-		close(outer);
-	close(inner);
-	return err;
-}
-
 int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __u32 *generation,
 		int *failed)
 {
@@ -333,10 +305,12 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 	int err, bad = -1;
 	struct maps m;
 
+	if (agent_id >= AGENTD_MAX_AGENTS)
+		return -EINVAL;
 	err = get_maps(e, &m);
 	if (err)
 		return err;
-	if (!bpf_map_lookup_elem(m.agents, &agent_id, &old))
+	if (!enforcer_agent_config(e, agent_id, &old))
 		cfg.generation = old.generation + 1;
 	else
 		cfg.generation = 1;
@@ -355,8 +329,8 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 	if (!err)
 		err = write_net(&m, agent_id, cfg.generation, rs);
 	/* The switch: readers see the old configuration or the new one, never a mix. */
-	if (!err && bpf_map_update_elem(m.agents, &agent_id, &cfg, BPF_ANY))
-		err = -errno;
+	if (!err)
+		err = enforcer_agent_switch(e, agent_id, &cfg);
 	if (err) {
 		if (failed)
 			*failed = bad;
@@ -364,9 +338,11 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 		return err;
 	}
 	*generation = cfg.generation;
-	/* The new rules are in force. Old entries left by a failure here can never match (their
-	 * generation is not current) and go at the next apply. */
-	if (!wait_for_programs())
+	/* The new rules are in force. The old generation may go only when no program can still
+	 * hold it: programs read an agent's generation, then its rules. Old entries left by a
+	 * failure here can never match (their generation is not current) and go at the next
+	 * apply. */
+	if (!enforcer_wait_for_programs(e))
 		delete_generations(&m, agent_id, cfg.generation);
 	return 0;
 }
@@ -378,8 +354,9 @@ int rules_remove(struct enforcer *e, __u32 agent_id)
 
 	if (err)
 		return err;
-	if (bpf_map_delete_elem(m.agents, &agent_id) && errno != ENOENT)
-		return -errno;
+	err = enforcer_agent_clear(e, agent_id);
+	if (err)
+		return err;
 	return delete_generations(&m, agent_id, 0);
 }
 
@@ -393,8 +370,9 @@ int rules_refresh_mounts(struct enforcer *e, __u32 agent_id)
 	err = get_maps(e, &m);
 	if (err || m.files < 0 || m.mounts < 0)
 		return err;
-	if (bpf_map_lookup_elem(m.agents, &agent_id, &cfg))
-		return errno == ENOENT ? 0 : -errno;
+	err = enforcer_agent_config(e, agent_id, &cfg);
+	if (err)
+		return err == -ENOENT ? 0 : err;
 	err = read_objects(&m, agent_id, cfg.generation, &objects);
 	if (!err)
 		err = write_mounts(&m, agent_id, cfg.generation, &objects, true);
