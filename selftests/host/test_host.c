@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Host tier: what the running kernel allows natively, as root. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -331,6 +332,71 @@ TEST(agent_configuration_switches_halves_and_moves_from_pinned_agents)
 	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
 	ASSERT_EQ(enforcer_detach_cgroup(e, fd), 0);
 	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	enforcer_remove_cgroup(e, cg);
+	enforcer_destroy(e);
+}
+
+/* How many link descriptors this process holds. */
+static int link_fds(void)
+{
+	char path[PATH_MAX], target[64];
+	struct dirent *de;
+	ssize_t len;
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		FAIL("/proc/self/fd: %s", strerror(errno));
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += !strcmp(target, "anon_inode:bpf_link");
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* A link pinned by an earlier agentd runs this build's code, but on a map that is no longer
+ * pinned (its pin removed by hand, so this load made it afresh): the link is replaced, not
+ * adopted, or it would go on enforcing what agentd no longer writes. And agentd keeps no
+ * descriptor of a pinned link (one kept held the replaced link attached). */
+TEST(pinned_link_on_other_maps_is_replaced)
+{
+	const struct ruleset udp = { .sock_families = 1ULL << AF_INET,
+				     .sock_types = 1U << SOCK_DGRAM },
+			     none = { 0 };
+	char cg[PATH_MAX], pins[128], pin[160];
+	struct enforcer_opts opts = {};
+	struct enforcer *e = NULL;
+	__u32 id = 13, gen;
+	int fd, failed;
+
+	test_cgroup(cg, sizeof(cg));
+	test_pin_dir(pins, sizeof(pins));
+	opts.pin_dir = pins;
+	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	test_defer(close_fd, (void *)(long)fd);
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(rules_apply(e, id, &none, &gen, &failed), 0);
+	ASSERT_EQ(enforcer_add_cgroup(e, cg, id), 0);
+	ASSERT_EQ(enforcer_attach_cgroup(e, fd), 0);
+	/* The pins hold the links; a descriptor kept would hold them past their pins. */
+	ASSERT_EQ(link_fds(), 0);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
+	enforcer_destroy(e);
+
+	snprintf(pin, sizeof(pin), "%s/agent_slots", pins);
+	ASSERT_OK(unlink(pin));
+	e = NULL;
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(rules_apply(e, id, &udp, &gen, &failed), 0);
+	ASSERT_EQ(enforcer_attach_cgroup(e, fd), 0);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	ASSERT_EQ(enforcer_detach_cgroup(e, fd), 0);
 	enforcer_remove_cgroup(e, cg);
 	enforcer_destroy(e);
 }

@@ -301,8 +301,60 @@ static int prog_tag(int fd, __u8 tag[BPF_TAG_SIZE])
 	return 0;
 }
 
-/* Whether the link pinned at path runs prog's very code: then an earlier agentd of this build
- * attached it, and it is adopted. */
+#define MAX_PROG_MAPS 64
+
+/* The ids of the maps the program behind fd uses; -E2BIG past MAX_PROG_MAPS. */
+static int prog_map_ids(int fd, __u32 ids[MAX_PROG_MAPS], __u32 *n)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	info.nr_map_ids = MAX_PROG_MAPS;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.nr_map_ids > MAX_PROG_MAPS)
+		return -E2BIG;
+	*n = info.nr_map_ids;
+	return 0;
+}
+
+/* Whether the map of this id is one of the shared, pinned ones: libbpf names the internal maps
+ * of an object (.rodata, .bss), made afresh at each load, "<object>.<section>". */
+static bool shared_map(__u32 id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_map_get_fd_by_id(id);
+	bool shared;
+
+	if (fd < 0)
+		return true; /* gone: cannot be the old program's, and so counts as different */
+	shared = !bpf_obj_get_info_by_fd(fd, &info, &len) && !strchr(info.name, '.');
+	close(fd);
+	return shared;
+}
+
+/* Whether the program behind old uses every shared map the program behind new uses. A map pin
+ * removed by hand makes the next load create that map afresh; a link left running the old
+ * map would then enforce what agentd no longer writes. */
+static bool same_maps(int old, int new)
+{
+	__u32 old_ids[MAX_PROG_MAPS], new_ids[MAX_PROG_MAPS], nold, nnew, i, j;
+
+	if (prog_map_ids(old, old_ids, &nold) || prog_map_ids(new, new_ids, &nnew))
+		return false;
+	for (i = 0; i < nnew; i++) {
+		for (j = 0; j < nold && old_ids[j] != new_ids[i]; j++)
+			;
+		if (j == nold && shared_map(new_ids[i]))
+			return false;
+	}
+	return true;
+}
+
+/* Whether the link pinned at path runs prog's very code on the very maps prog uses: then an
+ * earlier agentd of this build attached it, and it is adopted. */
 static bool pinned_runs(const char *path, struct bpf_program *prog)
 {
 	struct bpf_link_info info = {};
@@ -315,7 +367,7 @@ static bool pinned_runs(const char *path, struct bpf_program *prog)
 		pfd = bpf_prog_get_fd_by_id(info.prog_id);
 	if (pfd >= 0)
 		same = !prog_tag(pfd, old) && !prog_tag(bpf_program__fd(prog), new) &&
-		       !memcmp(old, new, sizeof(old));
+		       !memcmp(old, new, sizeof(old)) && same_maps(pfd, bpf_program__fd(prog));
 	if (pfd >= 0)
 		close(pfd);
 	if (fd >= 0)
@@ -375,8 +427,13 @@ static int attach_one(struct enforcer *e, const char *obj, struct bpf_program *p
 		*link = NULL;
 		return err;
 	}
-	/* The pin owns the attachment now: closing our link must never detach it. */
+	/* The pin owns the attachment now. Our descriptor goes: closing it detaches nothing (the
+	 * pin holds the link), and kept it would hold the link even after its pin is replaced or
+	 * removed. libbpf closes no descriptor of a disconnected link, so we do. */
 	bpf_link__disconnect(*link);
+	close(bpf_link__fd(*link));
+	bpf_link__destroy(*link);
+	*link = NULL;
 	return 0;
 }
 
@@ -409,10 +466,8 @@ static int attach_all(struct enforcer *e, bool lsm, int cgroup_fd)
 					 &link);
 			if (err)
 				return err;
-			/* A pinned link is the pin's: an fd kept open would only use up slots. */
-			if (link && e->pin_dir[0])
-				bpf_link__destroy(link);
-			else if (link)
+			/* A pinned link is the pin's (attach_one() left none). */
+			if (link)
 				links[(*n)++] = link;
 		}
 	}
