@@ -90,17 +90,20 @@ static void produce(double rate, double until)
 	_exit(0);
 }
 
+/* Every map of loadgen is one of the enforcer's (agent.bpf.h): all are shared, so that identity
+ * (agent_levels, agent_cgroup_index, agent_cgroups), configuration and the ring are agentd's. A
+ * map left out would be loadgen's own and empty: its tasks no agent's, and no event made. */
 static int share(struct loadgen_bpf *skel, struct enforcer *e)
 {
-	static const char *const names[] = { "agent_cgroups", "agent_levels", "agent_slots",
-					     "events", "event_drops" };
 	struct bpf_map *m;
-	size_t i;
-	int err;
+	int err, fd;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		m = bpf_object__find_map_by_name(skel->obj, names[i]);
-		err = m ? bpf_map__reuse_fd(m, enforcer_map_fd(e, names[i])) : -ENOENT;
+	bpf_object__for_each_map(m, skel->obj)
+	{
+		if (bpf_map__is_internal(m))
+			continue;
+		fd = enforcer_map_fd(e, bpf_map__name(m));
+		err = fd < 0 ? fd : bpf_map__reuse_fd(m, fd);
 		if (err)
 			return err;
 	}
@@ -151,6 +154,13 @@ static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate, 
 	       (c->written - before) / (double)step_s, (unsigned long long)(drops1 - drops0),
 	       100.0 * (drops1 - drops0) / (made + 1), made ? cpu * 1e9 / made : 0);
 	*dropped = drops1 - drops0;
+	/* The producers ran their system calls: no event at all is a broken benchmark (the
+	 * program found no agent), not a figure. */
+	if (!err && !made) {
+		fprintf(stderr, "bench_events: no event was made: the producers' tasks are no "
+				"agent's to loadgen\n");
+		return -ENODATA;
+	}
 	return err;
 }
 
