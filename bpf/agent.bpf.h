@@ -33,10 +33,11 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, AGENTD_CGROUP_FILTER_WORDS);
+	__uint(max_entries, AGENTD_CGROUP_INDEX_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
-} agent_cgroup_filter SEC(".maps");
+} agent_cgroup_index SEC(".maps");
 
 /* Whether bit is set in filter, an array map of 64-bit words, whose lookup the verifier inlines
  * (a few instructions). A lookup that fails answers 1: the hash lookup behind decides. */
@@ -48,10 +49,24 @@ static __always_inline int filter_bit(void *filter, __u32 bit)
 	return !w || ((*w >> (bit % 64)) & 1);
 }
 
-/* 0: cg is no agent's cgroup, without a hash lookup. 1: it may be; agent_cgroups says. */
-static __always_inline int maybe_agent_cgroup(__u64 cg)
+/* The agent of cgroup cg, 0 for none: one load of its slot of agent_cgroup_index (abi.h), and
+ * agent_cgroups only when several agent cgroups share the slot (or the lookup, inlined and in
+ * bounds, fails). */
+static __always_inline __u32 cgroup_agent(__u64 cg)
 {
-	return filter_bit(&agent_cgroup_filter, cg & (AGENTD_CGROUP_FILTER_BITS - 1));
+	__u32 slot = cg & (AGENTD_CGROUP_INDEX_SLOTS - 1), *id;
+	__u64 *w = bpf_map_lookup_elem(&agent_cgroup_index, &slot), v = AGENTD_CGROUP_INDEX_SEVERAL;
+
+	if (w)
+		v = *(volatile __u64 *)w;
+	if (!v)
+		return 0;
+	if ((v & (AGENTD_CGROUP_INDEX_SLOTS - 1)) < AGENTD_MAX_AGENTS)
+		return agentd_cgroup_index_word(cg, 0) == agentd_cgroup_index_word(v, 0)
+			       ? v & (AGENTD_CGROUP_INDEX_SLOTS - 1)
+			       : 0;
+	id = bpf_map_lookup_elem(&agent_cgroups, &cg);
+	return id ? *id : 0;
 }
 
 /* agent id -> its configuration, switched whole on reload (abi.h). */
@@ -103,14 +118,14 @@ static __always_inline int agent_config(struct agent *a, __u32 id)
 
 /*
  * The agent the current task belongs to: its cgroup, or its ancestor, at a level where agents
- * sit, registered as an agent's. Returns 0 for a task of no agent, which at each level most
- * often costs a helper call and the filter's load. Unrolled: a handful of
+ * sit, registered as an agent's. Returns 0 for a task of no agent, which at each level costs
+ * a helper call and one load (an agent's task too, unless its slot is shared). Unrolled: a handful of
  * levels, and no loop back-edge for older verifiers to refuse.
  */
 static __always_inline int current_agent(struct agent *a)
 {
 	const struct agentd_agent_levels *lv;
-	__u32 zero = 0, *id, i;
+	__u32 zero = 0, id, i;
 	__u64 cg;
 
 	lv = bpf_map_lookup_elem(&agent_levels, &zero);
@@ -121,11 +136,9 @@ static __always_inline int current_agent(struct agent *a)
 		if (i >= lv->count)
 			return 0;
 		cg = bpf_get_current_ancestor_cgroup_id(lv->level[i]);
-		if (!cg || !maybe_agent_cgroup(cg))
-			continue;
-		id = bpf_map_lookup_elem(&agent_cgroups, &cg);
+		id = cg ? cgroup_agent(cg) : 0;
 		if (id)
-			return agent_config(a, *id);
+			return agent_config(a, id);
 	}
 	return 0;
 }

@@ -124,13 +124,21 @@ struct agentd_agent_levels {
 _Static_assert(sizeof(struct agentd_agent_levels) == 32, "agentd_agent_levels layout");
 
 /*
- * agent_cgroup_filter map: AGENTD_CGROUP_FILTER_BITS bits in 64-bit words. The bit of a cgroup
- * id (its low bits: cgroup ids are allocated in sequence) is set for every id in agent_cgroups
- * before the id is added, and cleared after the last such id is removed. A clear bit answers
- * "no agent" with one load, before the hash lookup: the fast path of every task of no agent.
+ * agent_cgroup_index map: AGENTD_CGROUP_INDEX_SLOTS 64-bit words (an array map agentd maps and
+ * writes with one 8-byte store a word), the slot of a cgroup id its low 16 bits (cgroup ids are
+ * allocated in sequence). A word is 0 when no id in agent_cgroups has those low bits; the one
+ * such id with its low 16 bits replaced by its agent id (agentd_cgroup_index_word()); or
+ * AGENTD_CGROUP_INDEX_SEVERAL, when several do and agent_cgroups decides. So the identity of a
+ * task costs one load at each agent level, and a hash lookup only in a shared slot. An id is
+ * added to agent_cgroups before its slot names it, and its slot is recomputed after it leaves.
  */
-#define AGENTD_CGROUP_FILTER_BITS 65536
-#define AGENTD_CGROUP_FILTER_WORDS (AGENTD_CGROUP_FILTER_BITS / 64)
+#define AGENTD_CGROUP_INDEX_SLOTS 65536
+#define AGENTD_CGROUP_INDEX_SEVERAL 0xffffULL /* low bits no agent id can have */
+
+static inline __u64 agentd_cgroup_index_word(__u64 cgroup_id, __u32 agent_id)
+{
+	return (cgroup_id & ~(__u64)(AGENTD_CGROUP_INDEX_SLOTS - 1)) | agent_id;
+}
 
 /*
  * object_filter map: AGENTD_OBJECT_FILTER_BITS bits in 64-bit words, one per hash of a file

@@ -210,55 +210,6 @@ TEST(cgroup_attach_detach_alternate_without_running_out)
 	enforcer_destroy(e);
 }
 
-static bool filter_bit(struct enforcer *e, __u64 id)
-{
-	__u32 bit = id & (AGENTD_CGROUP_FILTER_BITS - 1), word = bit / 64;
-	__u64 w = 0;
-
-	if (bpf_map_lookup_elem(enforcer_map_fd(e, "agent_cgroup_filter"), &word, &w))
-		return false;
-	return (w >> (bit % 64)) & 1;
-}
-
-/* The filter in front of agent_cgroups: a cgroup's bit is set before the cgroup is found, and
- * stays set while another registered cgroup shares it (two ids 65536 apart); a restarted
- * enforcer sets the bits of the cgroups it finds pinned. */
-TEST(cgroup_filter_keeps_a_shared_bit_and_is_rebuilt_from_pins)
-{
-	const __u64 a = 0x100000005ULL, b = a + AGENTD_CGROUP_FILTER_BITS, c = a + 1;
-	struct enforcer_opts opts = {};
-	struct enforcer *e = NULL;
-	char pins[128];
-	__u32 agent = 9;
-
-	ASSERT_EQ(enforcer_load(&e, &opts), 0);
-	ASSERT(!filter_bit(e, a));
-	ASSERT_EQ(enforcer_add_cgroup_id(e, a, 1, 9), 0);
-	ASSERT_EQ(enforcer_add_cgroup_id(e, b, 2, 9), 0);
-	ASSERT(filter_bit(e, a));
-	ASSERT(!filter_bit(e, c));
-	ASSERT_EQ(enforcer_remove_cgroup_id(e, a), 0);
-	ASSERT(filter_bit(e, b));
-	ASSERT_EQ(enforcer_remove_cgroup_id(e, b), 0);
-	ASSERT(!filter_bit(e, a));
-	enforcer_destroy(e);
-
-	/* An agent cgroup in pinned maps without its bit (maps of a build before the filter). */
-	test_pin_dir(pins, sizeof(pins));
-	opts.pin_dir = pins;
-	e = NULL;
-	ASSERT_EQ(enforcer_load(&e, &opts), 0);
-	ASSERT_EQ(bpf_map_update_elem(enforcer_map_fd(e, "agent_cgroups"), &c, &agent, BPF_ANY), 0);
-	ASSERT(!filter_bit(e, c));
-	enforcer_destroy(e);
-	e = NULL;
-	ASSERT_EQ(enforcer_load(&e, &opts), 0);
-	ASSERT(filter_bit(e, c));
-	ASSERT_EQ(enforcer_remove_cgroup_id(e, c), 0);
-	ASSERT(!filter_bit(e, c));
-	enforcer_destroy(e);
-}
-
 /* socket(AF_INET, SOCK_DGRAM), then close: 0 or the errno (a run_in_cgroup() body). */
 static int make_udp_socket(void *unused)
 {
@@ -398,6 +349,86 @@ TEST(pinned_link_on_other_maps_is_replaced)
 	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
 	ASSERT_EQ(enforcer_detach_cgroup(e, fd), 0);
 	enforcer_remove_cgroup(e, cg);
+	enforcer_destroy(e);
+}
+
+/* The word of cgroup id's slot of agent_cgroup_index. */
+static __u64 index_slot(struct enforcer *e, __u64 id)
+{
+	__u32 slot = id & (AGENTD_CGROUP_INDEX_SLOTS - 1);
+	__u64 w = ~0ULL;
+
+	if (bpf_map_lookup_elem(enforcer_map_fd(e, "agent_cgroup_index"), &slot, &w))
+		FAIL("agent_cgroup_index[%u]: %s", slot, strerror(errno));
+	return w;
+}
+
+/*
+ * agent_cgroup_index (abi.h): a slot names the one agent cgroup with its low bits, says
+ * "several" while two share it (a second id 65,536 above), names the one left, and is emptied;
+ * the kernel follows each state (a task of the registered cgroup is its agent's through its
+ * slot or through agent_cgroups; once the slot names another cgroup, it is no agent's). A
+ * restarted enforcer rebuilds the slots from pinned agent_cgroups and retires the pin of the
+ * bit filter the index replaced.
+ */
+TEST(cgroup_index_names_one_cgroup_or_several_and_is_rebuilt_from_pins)
+{
+	const struct ruleset none = { 0 };
+	struct agentd_agent_levels lv;
+	char cg[PATH_MAX], pins[128], old_pin[160];
+	struct enforcer_opts opts = {};
+	struct enforcer *e = NULL;
+	__u64 id, other, c;
+	__u32 zero = 0, agent = 9, gen;
+	int fd, failed;
+
+	test_cgroup(cg, sizeof(cg));
+	ASSERT_EQ(cgroup_id(cg, &id), 0);
+	other = id + AGENTD_CGROUP_INDEX_SLOTS;
+	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	test_defer(close_fd, (void *)(long)fd);
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(rules_apply(e, 9, &none, &gen, &failed), 0);
+	ASSERT_EQ(enforcer_attach_cgroup(e, fd), 0);
+	ASSERT_EQ(index_slot(e, id), 0);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+
+	ASSERT_EQ(enforcer_add_cgroup(e, cg, 9), 0);
+	ASSERT_EQ(index_slot(e, id), agentd_cgroup_index_word(id, 9));
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
+	ASSERT_EQ(bpf_map_lookup_elem(enforcer_map_fd(e, "agent_levels"), &zero, &lv), 0);
+	ASSERT_EQ(lv.count, 1);
+	ASSERT_EQ(enforcer_add_cgroup_id(e, other, lv.level[0], 10), 0);
+	ASSERT_EQ(index_slot(e, id), AGENTD_CGROUP_INDEX_SEVERAL);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
+	ASSERT_EQ(enforcer_remove_cgroup(e, cg), 0);
+	ASSERT_EQ(index_slot(e, id), agentd_cgroup_index_word(other, 10));
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	ASSERT_EQ(enforcer_remove_cgroup_id(e, other), 0);
+	ASSERT_EQ(index_slot(e, id), 0);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	ASSERT_EQ(enforcer_detach_cgroup(e, fd), 0);
+	enforcer_destroy(e);
+
+	/* An agent cgroup in pinned maps with an empty slot, and the pin of the filter that
+	 * builds before the index had. */
+	c = id + 1;
+	test_pin_dir(pins, sizeof(pins));
+	opts.pin_dir = pins;
+	e = NULL;
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(bpf_map_update_elem(enforcer_map_fd(e, "agent_cgroups"), &c, &agent, BPF_ANY), 0);
+	ASSERT_EQ(index_slot(e, c), 0);
+	snprintf(old_pin, sizeof(old_pin), "%s/agent_cgroup_filter", pins);
+	ASSERT_EQ(bpf_obj_pin(enforcer_map_fd(e, "agent_cgroups"), old_pin), 0);
+	enforcer_destroy(e);
+	e = NULL;
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(index_slot(e, c), agentd_cgroup_index_word(c, 9));
+	ASSERT(access(old_pin, F_OK) && errno == ENOENT);
+	ASSERT_EQ(enforcer_remove_cgroup_id(e, c), 0);
+	ASSERT_EQ(index_slot(e, c), 0);
 	enforcer_destroy(e);
 }
 

@@ -44,6 +44,7 @@ struct enforcer {
 	__u32 ring_bytes; /* 0: as the objects declare it */
 	__u64 *object_filter; /* the object_filter map, mapped; NULL without the file objects */
 	struct agentd_agent_slot *slots; /* the agent_slots map, mapped */
+	__u64 *cgroup_index; /* the agent_cgroup_index map, mapped */
 	/* A switch (or a clear) since the last grace period this process saw: a half it left may
 	 * still be read. True at load: an earlier agentd may have switched just before it ended. */
 	bool unsettled;
@@ -217,7 +218,7 @@ __u32 enforcer_ring_bytes(const struct enforcer *e)
 	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.max_entries : 0;
 }
 
-static int filter_sync(struct enforcer *e);
+static int index_sync(struct enforcer *e);
 static int object_filter_map(struct enforcer *e);
 static int agent_slots_map(struct enforcer *e);
 
@@ -256,7 +257,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 			goto err_free;
 	}
 	err = fill_structural(e);
-	err = err ?: filter_sync(e);
+	err = err ?: index_sync(e);
 	err = err ?: object_filter_map(e);
 	err = err ?: agent_slots_map(e);
 	if (err)
@@ -565,80 +566,110 @@ static int cgroup_level(const char *path)
 	return level;
 }
 
-/* The filter's word and bit of cgroup id. */
-static int filter_word(struct enforcer *e, __u64 id, __u32 *word, __u64 *mask, __u64 *w)
+/* Removes the pin of a map an earlier build had and this one has not. */
+static void retire_pin(const struct enforcer *e, const char *name)
 {
-	int fd = enforcer_map_fd(e, "agent_cgroup_filter");
-	__u32 bit = id & (AGENTD_CGROUP_FILTER_BITS - 1);
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", e->pin_dir, name);
+	if (!unlink(path))
+		log_info("removed %s: an earlier build's map, which this one does not use\n", path);
+	else if (errno != ENOENT)
+		log_warn("%s: %s\n", path, strerror(errno));
+}
+
+#define INDEX_MASK (AGENTD_CGROUP_INDEX_SLOTS - 1)
+#define INDEX_BYTES (AGENTD_CGROUP_INDEX_SLOTS * sizeof(__u64))
+
+/* The word naming cgroup id of agent_id alone in its slot; "several" for an id out of range
+ * (not agentd's: agent_cgroups, which the hash lookup reads, then decides). */
+static __u64 slot_word(__u64 id, __u32 agent_id)
+{
+	if (!agent_id || agent_id >= AGENTD_MAX_AGENTS)
+		return AGENTD_CGROUP_INDEX_SEVERAL;
+	return agentd_cgroup_index_word(id, agent_id);
+}
+
+/* The word the slot of cgroup id should hold, by agent_cgroups now. An iteration restarted by
+ * a concurrent deletion counts some ids twice: "several", which is never wrong. */
+static int index_word(struct enforcer *e, __u64 id, __u64 *word)
+{
+	int fd = enforcer_map_fd(e, "agent_cgroups");
+	__u64 key, next, *prev = NULL;
+	__u32 agent;
+	int n = 0;
 
 	if (fd < 0)
 		return fd;
-	*word = bit / 64;
-	*mask = 1ULL << (bit % 64);
-	if (bpf_map_lookup_elem(fd, word, w))
-		return -errno;
-	return fd;
+	*word = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if ((key & INDEX_MASK) != (id & INDEX_MASK))
+			continue;
+		if (bpf_map_lookup_elem(fd, &key, &agent))
+			return -errno;
+		*word = ++n > 1 ? AGENTD_CGROUP_INDEX_SEVERAL : slot_word(key, agent);
+	}
+	return errno == ENOENT ? 0 : -errno;
 }
 
 /*
- * Sets the filter's bit of cgroup id (filter_set), or clears it unless agent_cgroups still
- * holds an id of the same bit (filter_clear). Callers serialize (agentd's one thread): each
- * change reads and writes a word. The kernel copies the word in place, maybe byte by byte; only
- * this bit differs between the old and the new word, so a program racing the copy reads every
- * other bit as it was.
+ * Brings the slot of cgroup id up to date with agent_cgroups, in one 8-byte store: a program
+ * reads the word before or after, whole. Callers serialize (agentd's one thread).
  */
-static int filter_set(struct enforcer *e, __u64 id)
+static int index_update(struct enforcer *e, __u64 id)
 {
-	__u64 mask, w;
-	__u32 word;
-	int fd = filter_word(e, id, &word, &mask, &w);
+	__u64 word;
+	int err = index_word(e, id, &word);
 
-	if (fd < 0)
-		return fd;
-	w |= mask;
-	return bpf_map_update_elem(fd, &word, &w, BPF_ANY) ? -errno : 0;
+	if (err)
+		return err;
+	__atomic_store_n(&e->cgroup_index[id & INDEX_MASK], word, __ATOMIC_RELEASE);
+	return 0;
 }
 
-static int filter_clear(struct enforcer *e, __u64 id)
+/* Maps agent_cgroup_index and rewrites every slot from agent_cgroups (pinned maps of an earlier
+ * agentd, or of a build before the index, which had a bit filter), before any program that
+ * reads it is attached. */
+static int index_sync(struct enforcer *e)
 {
-	int cg_fd = enforcer_map_fd(e, "agent_cgroups"), fd;
-	__u64 mask, w, key, next, *prev = NULL;
-	__u32 word;
+	int fd = enforcer_map_fd(e, "agent_cgroup_index"),
+	    cg_fd = enforcer_map_fd(e, "agent_cgroups");
+	__u64 key, next, *prev = NULL, *words;
+	__u32 agent, i;
+	void *p;
+	int err = 0;
 
-	if (cg_fd < 0)
-		return cg_fd;
-	while (!bpf_map_get_next_key(cg_fd, prev, &next)) {
-		if (((next ^ id) & (AGENTD_CGROUP_FILTER_BITS - 1)) == 0)
-			return 0;
-		key = next;
-		prev = &key;
-	}
-	if (errno != ENOENT)
+	if (fd < 0 || cg_fd < 0)
+		return fd < 0 ? fd : cg_fd;
+	p = mmap(NULL, INDEX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
 		return -errno;
-	fd = filter_word(e, id, &word, &mask, &w);
-	if (fd < 0)
-		return fd;
-	w &= ~mask;
-	return bpf_map_update_elem(fd, &word, &w, BPF_ANY) ? -errno : 0;
-}
-
-/* Sets the bit of every agent cgroup, as adopted maps (or maps of a build before the filter)
- * may lack them: before any program that reads the filter is attached. */
-static int filter_sync(struct enforcer *e)
-{
-	int err, cg_fd = enforcer_map_fd(e, "agent_cgroups");
-	__u64 key, next, *prev = NULL;
-
-	if (cg_fd < 0)
-		return cg_fd;
+	e->cgroup_index = p;
+	words = calloc(AGENTD_CGROUP_INDEX_SLOTS, sizeof(*words));
+	if (!words)
+		return -ENOMEM;
 	while (!bpf_map_get_next_key(cg_fd, prev, &next)) {
-		err = filter_set(e, next);
-		if (err)
-			return err;
 		key = next;
 		prev = &key;
+		if (bpf_map_lookup_elem(cg_fd, &key, &agent)) {
+			err = -errno;
+			break;
+		}
+		i = key & INDEX_MASK;
+		words[i] = words[i] ? AGENTD_CGROUP_INDEX_SEVERAL : slot_word(key, agent);
 	}
-	return errno == ENOENT ? 0 : -errno;
+	if (!err && errno != ENOENT)
+		err = -errno;
+	for (i = 0; !err && i < AGENTD_CGROUP_INDEX_SLOTS; i++)
+		if (__atomic_load_n(&e->cgroup_index[i], __ATOMIC_RELAXED) != words[i])
+			__atomic_store_n(&e->cgroup_index[i], words[i], __ATOMIC_RELEASE);
+	free(words);
+	/* The bit filter the index replaced: no program of this build reads it. */
+	if (!err && e->pin_dir[0])
+		retire_pin(e, "agent_cgroup_filter");
+	return err;
 }
 
 int enforcer_add_cgroup_id(struct enforcer *e, __u64 id, int level, __u32 agent_id)
@@ -659,19 +690,22 @@ int enforcer_add_cgroup_id(struct enforcer *e, __u64 id, int level, __u32 agent_
 		;
 	if (i == AGENTD_MAX_AGENT_LEVELS)
 		return -ENOSPC;
-	/* The level and the filter's bit first, then the cgroup: once the cgroup is found, it is
-	 * found at its level, past the filter. */
+	/* The level, then the cgroup in agent_cgroups, then its slot of the index: once a program
+	 * finds the cgroup (in its slot, or in agent_cgroups through a shared one), it finds it at
+	 * its level. */
 	if (i == lv.count) {
 		lv.level[lv.count++] = level;
 		if (bpf_map_update_elem(levels_fd, &zero, &lv, BPF_ANY))
 			return -errno;
 	}
-	err = filter_set(e, id);
-	if (err)
-		return err;
 	if (bpf_map_update_elem(cg_fd, &id, &agent_id, BPF_ANY))
 		return -errno;
-	return 0;
+	err = index_update(e, id);
+	if (err) {
+		bpf_map_delete_elem(cg_fd, &id);
+		index_update(e, id);
+	}
+	return err;
 }
 
 int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id)
@@ -691,9 +725,8 @@ int enforcer_remove_cgroup_id(struct enforcer *e, __u64 id)
 {
 	if (bpf_map_delete_elem(enforcer_map_fd(e, "agent_cgroups"), &id))
 		return -errno;
-	/* Left set, the bit costs a task of a cgroup that shares it a hash lookup, nothing more. */
-	filter_clear(e, id);
-	return 0;
+	/* Until then the slot may still name the cgroup: removal takes effect here. */
+	return index_update(e, id);
 }
 
 #define OBJECT_FILTER_BYTES (AGENTD_OBJECT_FILTER_WORDS * sizeof(__u64))
@@ -1077,6 +1110,8 @@ void enforcer_destroy(struct enforcer *e)
 		munmap(e->object_filter, OBJECT_FILTER_BYTES);
 	if (e->slots)
 		munmap(e->slots, SLOTS_BYTES);
+	if (e->cgroup_index)
+		munmap(e->cgroup_index, INDEX_BYTES);
 	enforcer_detach_lsm(e);
 	while (e->ncg_links > 0)
 		bpf_link__destroy(e->cg_links[--e->ncg_links]);
