@@ -186,6 +186,8 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_events 2
 	$(Q)echo "== host: 500,000 events/s offered for 60 s, rotation and gzip included"
 	$(Q)$(OUT)/selftests/bench_events 1 64 60 500000
+	$(Q)echo "== host: an agent's identity and configuration, cgroup/sock_create (selftests/bench/bench_identity.c)"
+	$(Q)$(OUT)/selftests/bench_identity
 	$(Q)echo "== host: the audit writer alone (selftests/audit/bench_writer.c)"
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
 	$(Q)echo "== host: the tool broker's round trip (selftests/bench/bench_broker.c)"
