@@ -119,8 +119,8 @@ static __always_inline int agent_config(struct agent *a, __u32 id)
 /*
  * The agent the current task belongs to: its cgroup, or its ancestor, at a level where agents
  * sit, registered as an agent's. Returns 0 for a task of no agent, which at each level costs
- * a helper call and one load (an agent's task too, unless its slot is shared). Unrolled: a handful of
- * levels, and no loop back-edge for older verifiers to refuse.
+ * a helper call and one load (an agent's task too, unless its slot is shared). Unrolled: a
+ * handful of levels, and no loop back-edge for older verifiers to refuse.
  */
 static __always_inline int current_agent(struct agent *a)
 {
