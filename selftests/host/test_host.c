@@ -277,6 +277,14 @@ TEST(agent_configuration_switches_halves_and_moves_from_pinned_agents)
 	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
 	ASSERT_EQ(rules_apply(e, id, &udp, &gen, &failed), 0);
 	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
+	/* A switch to the half in force is refused, and changes nothing. */
+	ASSERT_EQ(enforcer_agent_config(e, id, &cfg), 0);
+	cfg.generation += 2;
+	cfg.sock_families = 0;
+	ASSERT_EQ(enforcer_agent_switch(e, id, &cfg), -EINVAL);
+	ASSERT_EQ(enforcer_agent_config(e, id, &cfg), 0);
+	ASSERT_EQ(cfg.generation, 11);
+	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
 	/* No configuration: the agent's tasks are denied everything. */
 	ASSERT_EQ(rules_remove(e, id), 0);
 	ASSERT_EQ(enforcer_agent_config(e, id, &cfg), -ENOENT);

@@ -848,12 +848,14 @@ int enforcer_agent_config(const struct enforcer *e, __u32 agent_id, struct agent
 int enforcer_agent_switch(struct enforcer *e, __u32 agent_id, const struct agentd_agent_config *cfg)
 {
 	struct agentd_agent_slot *s;
+	__u32 cur;
 	int err;
 
 	if (agent_id >= AGENTD_MAX_AGENTS || !cfg->generation)
 		return -EINVAL;
 	s = &e->slots[agent_id];
-	if (__atomic_load_n(&s->generation, __ATOMIC_RELAXED) == cfg->generation)
+	cur = __atomic_load_n(&s->generation, __ATOMIC_RELAXED);
+	if (cur && !((cur ^ cfg->generation) & 1))
 		return -EINVAL; /* the half in force itself */
 	if (e->unsettled) {
 		err = enforcer_wait_for_programs(e);

@@ -71,8 +71,9 @@ int enforcer_object_filter_rebuild(struct enforcer *e);
 
 /*
  * Agents' configurations (abi.h, agent_slots). enforcer_agent_config(): the one in force, or
- * -ENOENT. enforcer_agent_switch() puts cfg in force (cfg->generation: not 0, not the one in force)
- * with one store, after waiting for the programs that may still read the half it writes;
+ * -ENOENT. enforcer_agent_switch() puts cfg in force (cfg->generation: not 0, and of the other
+ * parity than the one in force, so that it names the other half; -EINVAL otherwise) with one
+ * store, after waiting for the programs that may still read the half it writes;
  * enforcer_agent_clear() leaves agent_id none (its tasks are denied everything). Callers
  * serialize. enforcer_wait_for_programs() returns once every BPF program running when it was
  * called has finished (an RCU grace period). Each returns 0 or -errno.

@@ -314,8 +314,9 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 		cfg.generation = old.generation + 1;
 	else
 		cfg.generation = 1;
+	/* Past 2^32 - 1 (odd) comes 2: the new generation names the other half of the slot. */
 	if (!cfg.generation)
-		cfg.generation = 1;
+		cfg.generation = 2;
 	cfg.flags = rs->flags;
 	cfg.sock_families = rs->sock_families;
 	cfg.sock_types = rs->sock_types;
