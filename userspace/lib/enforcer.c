@@ -566,6 +566,22 @@ static int cgroup_level(const char *path)
 	return level;
 }
 
+/* Maps the shared map called name (BPF_F_MMAPABLE, bytes long) for reading and writing into
+ * *out. Returns 0, -ENOENT when no object has it, or -errno. */
+static int map_shared(const struct enforcer *e, const char *name, size_t bytes, void *out)
+{
+	int fd = enforcer_map_fd(e, name);
+	void *p;
+
+	if (fd < 0)
+		return fd;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	memcpy(out, &p, sizeof(p));
+	return 0;
+}
+
 /* Removes the pin of a map an earlier build had and this one has not. */
 static void retire_pin(const struct enforcer *e, const char *name)
 {
@@ -634,19 +650,15 @@ static int index_update(struct enforcer *e, __u64 id)
  * reads it is attached. */
 static int index_sync(struct enforcer *e)
 {
-	int fd = enforcer_map_fd(e, "agent_cgroup_index"),
-	    cg_fd = enforcer_map_fd(e, "agent_cgroups");
+	int err, cg_fd = enforcer_map_fd(e, "agent_cgroups");
 	__u64 key, next, *prev = NULL, *words;
 	__u32 agent, i;
-	void *p;
-	int err = 0;
 
-	if (fd < 0 || cg_fd < 0)
-		return fd < 0 ? fd : cg_fd;
-	p = mmap(NULL, INDEX_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	e->cgroup_index = p;
+	if (cg_fd < 0)
+		return cg_fd;
+	err = map_shared(e, "agent_cgroup_index", INDEX_BYTES, &e->cgroup_index);
+	if (err)
+		return err;
 	words = calloc(AGENTD_CGROUP_INDEX_SLOTS, sizeof(*words));
 	if (!words)
 		return -ENOMEM;
@@ -792,15 +804,10 @@ int enforcer_object_filter_rebuild(struct enforcer *e)
  * earlier agentd, maybe of a build before the filter), before any program is attached. */
 static int object_filter_map(struct enforcer *e)
 {
-	int fd = enforcer_map_fd(e, "object_filter");
-	void *p;
+	int err = map_shared(e, "object_filter", OBJECT_FILTER_BYTES, &e->object_filter);
 
-	if (fd < 0)
-		return 0;
-	p = mmap(NULL, OBJECT_FILTER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	e->object_filter = p;
+	if (err)
+		return err == -ENOENT ? 0 : err; /* no file objects: no filter */
 	return enforcer_object_filter_rebuild(e);
 }
 
@@ -934,15 +941,10 @@ out:
 /* Maps agent_slots, then moves in what an earlier build pinned elsewhere. */
 static int agent_slots_map(struct enforcer *e)
 {
-	int fd = enforcer_map_fd(e, "agent_slots");
-	void *p;
+	int err = map_shared(e, "agent_slots", SLOTS_BYTES, &e->slots);
 
-	if (fd < 0)
-		return fd;
-	p = mmap(NULL, SLOTS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	e->slots = p;
+	if (err)
+		return err;
 	e->unsettled = true;
 	return migrate_agents(e);
 }
