@@ -203,7 +203,7 @@ demo: deps
 	$(Q)selftests/demo.sh
 
 FORMAT_SRCS := $(wildcard bpf/*.[ch] include/agentd/*.h userspace/*/*.[ch] selftests/*.[ch] \
-	selftests/*/*.[ch])
+	selftests/*/*.[ch] selftests/*/*/*.[ch])
 
 .PHONY: format lint
 format:
