@@ -196,7 +196,7 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_proxy 4000 1024
 	$(Q)echo "== VM: open+close, stat, exec and connect under the policy (selftests/bench/bench_open.c), and lsm/ against"
 	$(Q)echo "   lsm_cgroup/ attachment (selftests/bench/bench_lsm_cgroup.c)"
-	$(Q)VM_SMP=2 VM_TIMEOUT=2400 selftests/vm/vm.sh bench
+	$(Q)VM_TIMEOUT=2400 selftests/vm/vm.sh bench
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

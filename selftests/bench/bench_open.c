@@ -21,6 +21,11 @@
  *   inside_deep   inside, the target 32 directories deeper (cost per level)
  *   inside_near   inside, with a rule on the target itself: the walk decides at its first
  *                 step (what an agent's open costs before any climbing)
+ *   inside_ws     inside, the target two directories below a rule on its workspace
+ *                 (/tmp/bench-ws/src/main.c, the rule on /tmp/bench-ws): an agent at work in
+ *                 the tree its policy grants, the walk deciding in the target's own mount
+ *   none_ws       none, on inside_ws's target (its path is longer: the kernel's own lookup
+ *                 costs more), inside_ws's ratio is also given against it
  * and, for all four loops:
  *   floor         none of agentd's programs, one that returns at once on file_open
  *                 (lsmcg.bpf.c): what any BPF LSM program there costs before deciding anything
@@ -70,7 +75,7 @@ static const struct {
 
 struct cond {
 	const char *name;
-	bool attach, agent, big, deep, old, empty, near;
+	bool attach, agent, big, deep, old, empty, near, ws;
 	unsigned loops; /* bit n: loop n is measured */
 	double samples[NLOOP][MAX_ROUNDS];
 	bool skip; /* not chosen (-c) */
@@ -86,9 +91,11 @@ static struct cond conds[] = {
 	{ .name = "inside_deep", .attach = true, .agent = true, .deep = true, .loops = 1 },
 	{ .name = "floor", .empty = true, .loops = ALL_LOOPS },
 	{ .name = "inside_near", .attach = true, .agent = true, .near = true, .loops = 1 },
+	{ .name = "inside_ws", .attach = true, .agent = true, .ws = true, .loops = 1 },
+	{ .name = "none_ws", .ws = true, .loops = 1 },
 };
 #define NCOND (sizeof(conds) / sizeof(conds[0]))
-enum { NONE, INSIDE = 2, INSIDE_100K = 5, INSIDE_DEEP = 6, INSIDE_NEAR = 8 };
+enum { NONE, INSIDE = 2, INSIDE_100K = 5, INSIDE_DEEP = 6, INSIDE_NEAR = 8, INSIDE_WS, NONE_WS };
 
 static int rounds = 15;
 static unsigned chosen_loops = ALL_LOOPS;
@@ -99,14 +106,16 @@ struct bench {
 	struct bpf_link *old_link;
 	const struct cond *attached; /* the condition whose programs are attached; NULL: unknown */
 	int cg_fd[2]; /* plain, agent */
-	char shallow[64], deep[PATH_MAX];
+	char shallow[64], deep[PATH_MAX], ws_target[64];
 	struct sockaddr_in udp;
 	int udp_fd;
 	__u32 gen;
 	struct agentd_file_key *big_keys;
 	struct agentd_file_rule *big_rules;
-	struct agentd_file_key near_key;
+	struct agentd_file_key near_key, ws_key;
 };
+
+#define WS_DIR "/tmp/bench-ws"
 
 static char *const exec_argv[] = { "/bin/busybox", "true", NULL };
 
@@ -126,6 +135,10 @@ static int setup_files(struct bench *b)
 	int i;
 
 	snprintf(b->shallow, sizeof(b->shallow), "/tmp/bench-target");
+	snprintf(b->ws_target, sizeof(b->ws_target), WS_DIR "/src/main.c");
+	if ((mkdir(WS_DIR, 0755) && errno != EEXIST) ||
+	    (mkdir(WS_DIR "/src", 0755) && errno != EEXIST))
+		return -errno;
 	strcpy(b->deep, "/tmp");
 	for (i = 0; i < DEEP; i++) {
 		n = strlen(b->deep);
@@ -135,7 +148,7 @@ static int setup_files(struct bench *b)
 	}
 	n = strlen(b->deep);
 	snprintf(b->deep + n, sizeof(b->deep) - n, "/target");
-	return touch(b->shallow) ?: touch(b->deep);
+	return touch(b->shallow) ?: touch(b->deep) ?: touch(b->ws_target);
 }
 
 /* The guest's loopback comes up down. */
@@ -224,23 +237,21 @@ static int big_rules(struct bench *b, bool add)
 	return add ? 0 : enforcer_object_filter_rebuild(b->e);
 }
 
-/* A rule on the shallow target itself, all rights, in the agent's generation. */
-static int near_rule(struct bench *b, bool add)
+/* A rule with all rights on the object at path, in the agent's generation (key: its cache). */
+static int extra_rule(struct bench *b, const char *path, struct agentd_file_key *key, bool add)
 {
 	int fd = enforcer_map_fd(b->e, "file_rules");
 	struct agentd_file_rule rule = { 99, AGENTD_RIGHTS_ALL };
 	struct stat st;
 
-	if (!b->near_key.ino) {
-		if (stat(b->shallow, &st))
+	if (!key->ino) {
+		if (stat(path, &st))
 			return -errno;
-		b->near_key =
-			(struct agentd_file_key){ AGENT, b->gen, kernel_dev(st.st_dev), st.st_ino };
+		*key = (struct agentd_file_key){ AGENT, b->gen, kernel_dev(st.st_dev), st.st_ino };
 	}
 	if (add)
-		enforcer_object_filter_add(b->e, b->near_key.dev, b->near_key.ino);
-	if (add ? bpf_map_update_elem(fd, &b->near_key, &rule, BPF_ANY)
-		: bpf_map_delete_elem(fd, &b->near_key))
+		enforcer_object_filter_add(b->e, key->dev, key->ino);
+	if (add ? bpf_map_update_elem(fd, key, &rule, BPF_ANY) : bpf_map_delete_elem(fd, key))
 		return -errno;
 	return add ? 0 : enforcer_object_filter_rebuild(b->e);
 }
@@ -289,7 +300,7 @@ static int attach(struct bench *b, const struct cond *c)
 
 static double measure(struct bench *b, const struct cond *c, enum loop l)
 {
-	const char *target = c->deep ? b->deep : b->shallow;
+	const char *target = c->deep ? b->deep : c->ws ? b->ws_target : b->shallow;
 	int fd = b->cg_fd[c->agent], ops = loops[l].ops;
 
 	switch (l) {
@@ -313,7 +324,9 @@ static int cond_setup(struct bench *b, const struct cond *c, bool on)
 	if (!err && c->big)
 		err = big_rules(b, on);
 	if (!err && c->near)
-		err = near_rule(b, on);
+		err = extra_rule(b, b->shallow, &b->near_key, on);
+	if (!err && c->ws)
+		err = extra_rule(b, WS_DIR, &b->ws_key, on);
 	return err;
 }
 
@@ -333,7 +346,7 @@ static int measure_cond(struct bench *b, struct cond *c, int round)
 			err = -EIO;
 		}
 	}
-	if (c->big || c->near) {
+	if (c->big || c->near || c->ws) {
 		int e = cond_setup(b, c, false);
 
 		err = err ?: e;
@@ -373,7 +386,7 @@ static double median(double *samples);
  */
 static int prog_time(struct bench *b)
 {
-	static double samples[NCOND][MAX_ROUNDS];
+	static double samples[NCOND][MAX_ROUNDS], med[NCOND];
 	int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME), err = 0, r;
 	__u64 ns0, cnt0, ns1, cnt1;
 	const char *name;
@@ -405,15 +418,17 @@ static int prog_time(struct bench *b)
 	detach(b);
 	close(stats_fd);
 	for (i = 0; !err && i < NCOND; i++) {
-		double med;
-
 		c = &conds[i];
 		if (c->skip || (!c->attach && !c->empty))
 			continue;
-		med = median(samples[i]); /* sorts them */
+		med[i] = median(samples[i]); /* sorts them */
 		printf("BENCH open_close_%s_file_open_prog_ns %.1f (p25 %.1f, p75 %.1f)\n", c->name,
-		       med, samples[i][rounds / 4], samples[i][3 * rounds / 4]);
+		       med[i], samples[i][rounds / 4], samples[i][3 * rounds / 4]);
 	}
+	/* The walk's own cost per level: the program's, without the kernel's lookup. */
+	if (!err && !conds[INSIDE].skip && !conds[INSIDE_DEEP].skip)
+		printf("BENCH open_close_per_level_prog_ns %.1f\n",
+		       (med[INSIDE_DEEP] - med[INSIDE]) / DEEP);
 	return err;
 }
 
@@ -444,11 +459,17 @@ static void report(void)
 			       conds[c].samples[l][0] / conds[NONE].samples[l][0]);
 		}
 	}
-	if (!(chosen_loops & (1U << OPEN_CLOSE)) || conds[INSIDE].skip)
+	if (!(chosen_loops & (1U << OPEN_CLOSE)))
+		goto out;
+	if (!conds[INSIDE_WS].skip && !conds[NONE_WS].skip)
+		printf("BENCH open_close_inside_ws_vs_none_ws_ratio %.3f\n",
+		       med[INSIDE_WS][OPEN_CLOSE] / med[NONE_WS][OPEN_CLOSE]);
+	if (conds[INSIDE].skip)
 		goto out;
 	if (!conds[INSIDE_100K].skip)
 		printf("BENCH open_close_100k_vs_12_rules_ratio %.3f\n",
 		       med[INSIDE_100K][OPEN_CLOSE] / med[INSIDE][OPEN_CLOSE]);
+	/* By the loop: the kernel's own lookup of the 32 more components is in it too. */
 	if (!conds[INSIDE_DEEP].skip)
 		printf("BENCH open_close_per_level_ns %.1f\n",
 		       (med[INSIDE_DEEP][OPEN_CLOSE] - med[INSIDE][OPEN_CLOSE]) / DEEP);
