@@ -168,13 +168,19 @@ static long task_agent_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* The agent a task belongs to, walking up its cgroup ancestry; 0 for none. */
-static __always_inline __u32 task_agent(struct task_struct *t)
+/* The agent of cgroup cg or of its nearest ancestor registered as an agent's; 0 for none. */
+static __always_inline __u32 cgroup_tree_agent(struct cgroup *cg)
 {
-	struct task_search s = { .cg = BPF_CORE_READ(t, cgroups, dfl_cgrp) };
+	struct task_search s = { .cg = cg };
 
 	bpf_loop(AGENTD_MAX_CGROUP_LEVEL, task_agent_step, &s, 0);
 	return s.id;
+}
+
+/* The agent a task belongs to, walking up its cgroup ancestry; 0 for none. */
+static __always_inline __u32 task_agent(struct task_struct *t)
+{
+	return cgroup_tree_agent(BPF_CORE_READ(t, cgroups, dfl_cgrp));
 }
 
 static __always_inline void *event_reserve(__u32 agent_id, __u64 size)

@@ -51,8 +51,13 @@ struct socket {
 	struct sock *sk;
 } __attribute__((preserve_access_index));
 
+struct sock_cgroup_data {
+	struct cgroup *cgroup; /* v2 */
+} __attribute__((preserve_access_index));
+
 struct sock {
 	struct socket *sk_socket;
+	struct sock_cgroup_data sk_cgrp_data;
 } __attribute__((preserve_access_index));
 
 /* The sockfs inode of a broker socket's listener -> its agent (filled by agentd). */
@@ -62,36 +67,6 @@ struct {
 	__type(key, __u64);
 	__type(value, __u32);
 } broker_sockets SEC(".maps");
-
-/* The agent that created a unix socket (absent: not an agent's). Freed with the socket. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u32);
-} unix_owner SEC(".maps");
-
-/* Every unix socket an agent's task creates carries its agent: its own, and nobody else's. */
-SEC("lsm/socket_post_create")
-int BPF_PROG(socket_post_create, struct socket *sock, int family, int type, int protocol, int kern,
-	     int ret)
-{
-	struct sock *sk;
-	struct agent a;
-	__u32 *owner;
-
-	if (ret || kern || family != AF_UNIX)
-		return ret;
-	if (!current_agent(&a))
-		return 0;
-	sk = sock->sk;
-	if (!sk)
-		return -ENOMEM; /* not seen: every family's create sets it */
-	owner = bpf_sk_storage_get(&unix_owner, sk, &a.id, BPF_SK_STORAGE_GET_F_CREATE);
-	/* No storage (out of memory): the socket counts as nobody's, so the agent itself is
-	 * refused by it later; fail closed rather than let it be created untagged. */
-	return owner ? 0 : -ENOMEM;
-}
 
 /*
  * Which unix sockets an agent's task may reach, by connect() (stream, seqpacket) or send
@@ -108,8 +83,12 @@ static __always_inline __u32 unix_peer_denied(const struct agent *a, struct sock
 	owner = bpf_map_lookup_elem(&broker_sockets, &ino);
 	if (owner)
 		return *owner == a->id ? 0 : AGENTD_REASON_NOT_OWN_SOCKET;
-	owner = bpf_sk_storage_get(&unix_owner, peer, NULL, 0);
-	return owner && *owner == a->id ? 0 : AGENTD_REASON_NOT_OWN_UNIX_SOCKET;
+	/* The kernel keeps the cgroup v2 of the task that created each socket (sk_alloc()): the
+	 * peer is the agent's own when that cgroup, or its nearest registered ancestor, is one of
+	 * the agent's. */
+	return cgroup_tree_agent(BPF_CORE_READ(peer, sk_cgrp_data.cgroup)) == a->id
+		       ? 0
+		       : AGENTD_REASON_NOT_OWN_UNIX_SOCKET;
 }
 
 static __always_inline int unix_check(struct sock *peer, __u32 hook, __u32 type)

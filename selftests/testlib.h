@@ -60,6 +60,10 @@ struct proc *proc_start(char *const argv[]);
 /* Waits until a line containing every needle (NULL-terminated list) appears; returns it
  * (in p->line) or NULL on timeout or end of output. */
 const char *proc_wait_line(struct proc *p, int timeout_ms, const char *const needles[]);
+/* How long a test waits for agentd's "ready": loading and verifying every program takes
+ * seconds under software emulation, and more when the host is loaded (a bound on failure, not a
+ * timed assertion). */
+#define TEST_READY_MS 60000
 /* Signals the process and returns its exit status as from waitpid(). */
 int proc_stop(struct proc *p, int sig);
 

@@ -58,7 +58,7 @@ static struct proc *restart_agentd(struct paths *p)
 	char *argv[] = { "agentd",   "--pin-dir", p->pins,	 "--agent-cgroup", p->cgroup,
 			 "--policy", p->policy,	  "--audit-dir", p->audit,	   NULL };
 	agentd = proc_start(argv);
-	if (!proc_wait_line(agentd, 20000, ready))
+	if (!proc_wait_line(agentd, TEST_READY_MS, ready))
 		FAIL("agentd did not get ready: \"%s\"", agentd->buf);
 	return agentd;
 }

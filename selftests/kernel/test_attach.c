@@ -37,7 +37,7 @@ static void start(struct aenv *e)
 			 e->audit, "--pin-dir", e->pins,    "--cgroup",	   e->cgroup, NULL };
 
 	e->agentd = proc_start(argv);
-	if (!proc_wait_line(e->agentd, 30000, ready))
+	if (!proc_wait_line(e->agentd, TEST_READY_MS, ready))
 		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
 }
 

@@ -63,7 +63,7 @@ static struct lenv *setup(void)
 	char *argv[] = { "agentd", "--control", e.control, "--state-dir", e.state,  "--audit-dir",
 			 e.audit,  "--pin-dir", e.pins,	   "--cgroup",	  e.cgroup, NULL };
 	e.agentd = proc_start(argv);
-	if (!proc_wait_line(e.agentd, 30000, ready))
+	if (!proc_wait_line(e.agentd, TEST_READY_MS, ready))
 		FAIL("agentd did not get ready: \"%s\"", e.agentd->buf);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t-a", "--policy", e.policy,
 			       "--tools", e.tools, NULL),

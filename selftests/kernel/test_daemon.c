@@ -66,7 +66,7 @@ static void start_agentd(struct denv *e)
 	char *argv[] = { "agentd", "--control", e->control, "--state-dir", e->state,  "--audit-dir",
 			 e->audit, "--pin-dir", e->pins,    "--cgroup",	   e->cgroup, NULL };
 	e->agentd = proc_start(argv);
-	if (!proc_wait_line(e->agentd, 30000, ready))
+	if (!proc_wait_line(e->agentd, TEST_READY_MS, ready))
 		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
 }
 

@@ -42,7 +42,7 @@ static void slice_start_denying(struct slice *s, const char *secret)
 	char *argv[] = { "agentd",  "--pin-dir",   s->pins, "--agent-cgroup",
 			 s->cgroup, "--deny-open", denied,  NULL };
 	s->agentd = proc_start(argv);
-	if (!proc_wait_line(s->agentd, 20000, ready))
+	if (!proc_wait_line(s->agentd, TEST_READY_MS, ready))
 		FAIL("agentd did not get ready: \"%s\"", s->agentd->buf);
 }
 
