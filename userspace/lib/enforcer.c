@@ -487,6 +487,18 @@ static struct bpf_object *lsm_object(const struct enforcer *e, const char *name,
 	return NULL;
 }
 
+/* Removes the pin of a map an earlier build had and this one has not. */
+static void retire_pin(const struct enforcer *e, const char *name)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", e->pin_dir, name);
+	if (!unlink(path))
+		log_info("removed %s: an earlier build's map, which this one does not use\n", path);
+	else if (errno != ENOENT)
+		log_warn("%s: %s\n", path, strerror(errno));
+}
+
 /*
  * Pinned links of LSM programs this build does not have (an upgrade removed or renamed them, or
  * a replacement's temporary name outlived a crash): their hooks would run the old code until
@@ -523,11 +535,16 @@ int enforcer_attach_lsm(struct enforcer *e)
 {
 	int err = attach_all(e, true, -1);
 
-	if (err)
+	if (err) {
 		enforcer_detach_lsm(e);
-	else
-		drop_stale_links(e);
-	return err;
+		return err;
+	}
+	drop_stale_links(e);
+	/* The socket storage of the socket_post_create program stop 15 removed (its link went
+	 * with the stale links): no program of this build reads it. */
+	if (e->pin_dir[0])
+		retire_pin(e, "unix_owner");
+	return 0;
 }
 
 void enforcer_detach_lsm(struct enforcer *e)
@@ -580,18 +597,6 @@ static int map_shared(const struct enforcer *e, const char *name, size_t bytes, 
 		return -errno;
 	memcpy(out, &p, sizeof(p));
 	return 0;
-}
-
-/* Removes the pin of a map an earlier build had and this one has not. */
-static void retire_pin(const struct enforcer *e, const char *name)
-{
-	char path[PATH_MAX + 64];
-
-	snprintf(path, sizeof(path), "%s/%s", e->pin_dir, name);
-	if (!unlink(path))
-		log_info("removed %s: an earlier build's map, which this one does not use\n", path);
-	else if (errno != ENOENT)
-		log_warn("%s: %s\n", path, strerror(errno));
 }
 
 #define INDEX_MASK (AGENTD_CGROUP_INDEX_SLOTS - 1)
