@@ -3,8 +3,10 @@
  * An agentd of another build left its pins: a link pinned under the name of one of this build's
  * programs that runs other code is replaced by this build's, the link of a program this build
  * lacks is removed (its hook would go on running the old code), and a link of this very build is
- * adopted, not attached twice. Pinned rules without their bits in the object filter (maps of a
- * build before it) get them at load, before anything is attached.
+ * adopted, not attached twice, and the pin of a map only such a program read (unix_owner, the
+ * socket storage of socket_post_create before stop 15) is removed. Pinned rules without their
+ * bits in the object filter (maps of a build before it) get them at load, before anything is
+ * attached.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,14 +51,18 @@ static void start_and_stop(const char *pins)
 TEST(upgrade_replaces_changed_programs_and_removes_stale_links)
 {
 	char pins[PATH_MAX], open_pin[PATH_MAX + 64], stale[PATH_MAX + 64], prog[64];
+	char stale_sock[PATH_MAX + 64], owner_pin[PATH_MAX + 64];
 	struct probe_bpf *skel;
 	struct bpf_link *link;
+	int map;
 	__u32 id;
 
 	test_pin_dir(pins, sizeof(pins));
 	ASSERT_OK(mkdir(pins, 0700));
 	snprintf(open_pin, sizeof(open_pin), "%s/link-files-file_open", pins);
 	snprintf(stale, sizeof(stale), "%s/link-self-inode_permission", pins);
+	snprintf(stale_sock, sizeof(stale_sock), "%s/link-sock-socket_post_create", pins);
+	snprintf(owner_pin, sizeof(owner_pin), "%s/unix_owner", pins);
 	/* The "old build": another program on file_open, pinned as file_open's and as a program
 	 * this build does not have. */
 	skel = probe_bpf__open_and_load();
@@ -65,14 +71,21 @@ TEST(upgrade_replaces_changed_programs_and_removes_stale_links)
 	ASSERT(link);
 	ASSERT_OK(bpf_obj_pin(bpf_link__fd(link), open_pin));
 	ASSERT_OK(bpf_obj_pin(bpf_link__fd(link), stale));
+	ASSERT_OK(bpf_obj_pin(bpf_link__fd(link), stale_sock));
 	bpf_link__disconnect(link);
 	bpf_link__destroy(link);
 	probe_bpf__destroy(skel);
 	pinned_link(open_pin, prog, sizeof(prog));
 	ASSERT_STREQ(prog, "probe_file_open");
+	map = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unix_owner", 4, 4, 1, NULL);
+	ASSERT_OK(map);
+	ASSERT_OK(bpf_obj_pin(map, owner_pin));
+	close(map);
 
 	start_and_stop(pins);
 	ASSERT(access(stale, F_OK) && errno == ENOENT);
+	ASSERT(access(stale_sock, F_OK) && errno == ENOENT);
+	ASSERT(access(owner_pin, F_OK) && errno == ENOENT);
 	id = pinned_link(open_pin, prog, sizeof(prog));
 	ASSERT_STREQ(prog, "file_open");
 	/* The same build again: adopted. */
