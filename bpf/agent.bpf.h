@@ -152,17 +152,13 @@ static long task_agent_step(__u32 i, void *ctx)
 {
 	struct task_search *s = ctx;
 	struct cgroup *cg = s->cg;
-	__u64 cgid;
-	__u32 *id;
 
 	if (!cg)
 		return 1;
-	cgid = BPF_CORE_READ(cg, kn, id);
-	id = bpf_map_lookup_elem(&agent_cgroups, &cgid);
-	if (id) {
-		s->id = *id;
+	/* The index, as for the current task: the hash only where a slot is shared. */
+	s->id = cgroup_agent(BPF_CORE_READ(cg, kn, id));
+	if (s->id)
 		return 1;
-	}
 	/* self is the first member of struct cgroup: the parent css is the parent cgroup. */
 	s->cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
 	return 0;
