@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "cgroup.h"
 #include "enforcer.h"
@@ -80,10 +81,17 @@ static bool hook_covered(const char *hook)
 	return false;
 }
 
-/* An LSM hook this kernel does not have is not loaded, and is reported (enforcer_missing_hooks)
- * unless an older hook covers it. */
-static void skip_missing_hooks(struct enforcer *e, struct bpf_object *obj)
+/*
+ * An LSM hook this kernel does not have is not loaded, and is reported (enforcer_missing_hooks)
+ * unless an older hook covers it. The kernel has the hook when its BTF has the function
+ * bpf_lsm_<hook>, as libbpf_find_vmlinux_btf_id() looks it up; that call parses the kernel's
+ * BTF again each time (5 MB on 6.12, half a second each under the VM tier's emulation), so
+ * vmlinux is parsed once for all objects (enforcer_load).
+ */
+static void skip_missing_hooks(struct enforcer *e, struct bpf_object *obj,
+			       const struct btf *vmlinux)
 {
+	char func[128];
 	struct bpf_program *prog;
 	const char *hook;
 
@@ -92,7 +100,8 @@ static void skip_missing_hooks(struct enforcer *e, struct bpf_object *obj)
 		if (bpf_program__type(prog) != BPF_PROG_TYPE_LSM)
 			continue;
 		hook = strchr(bpf_program__section_name(prog), '/') + 1;
-		if (libbpf_find_vmlinux_btf_id(hook, BPF_LSM_MAC) > 0)
+		snprintf(func, sizeof(func), "bpf_lsm_%s", hook);
+		if (btf__find_by_name_kind(vmlinux, func, BTF_KIND_FUNC) > 0)
 			continue;
 		bpf_program__set_autoload(prog, false);
 		if (!hook_covered(hook) && e->nmissing < MAX_MISSING)
@@ -140,7 +149,8 @@ static int pin_maps(struct enforcer *e, struct bpf_object *obj)
 	return 0;
 }
 
-static int load_object(struct enforcer *e, struct object *o)
+/* Opens and loads one object; vmlinux is the kernel's BTF for an LSM object, else NULL. */
+static int load_object(struct enforcer *e, struct object *o, const struct btf *vmlinux)
 {
 	size_t sz;
 	const void *bytes = o->elf_bytes(&sz);
@@ -149,7 +159,8 @@ static int load_object(struct enforcer *e, struct object *o)
 	o->obj = bpf_object__open_mem(bytes, sz, NULL);
 	if (!o->obj)
 		return -errno;
-	skip_missing_hooks(e, o->obj);
+	if (vmlinux)
+		skip_missing_hooks(e, o->obj, vmlinux);
 	err = 0;
 	if (e->ring_bytes) {
 		/* Every object declares the ring: each must agree before the first creates it. */
@@ -224,6 +235,7 @@ static int agent_slots_map(struct enforcer *e);
 
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 {
+	struct btf *vmlinux = NULL;
 	struct enforcer *e;
 	size_t i;
 	int err;
@@ -249,13 +261,23 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 		if (err)
 			goto err_free;
 	}
+	if (opts->lsm) {
+		vmlinux = btf__load_vmlinux_btf();
+		if (!vmlinux) {
+			err = -errno;
+			log_err("reading the kernel's BTF: %s\n", strerror(-err));
+			goto err_free;
+		}
+	}
 	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
 		if (e->objs[i].lsm && !opts->lsm)
 			continue;
-		err = load_object(e, &e->objs[i]);
+		err = load_object(e, &e->objs[i], e->objs[i].lsm ? vmlinux : NULL);
 		if (err)
 			goto err_free;
 	}
+	btf__free(vmlinux);
+	vmlinux = NULL;
 	err = fill_structural(e);
 	err = err ?: index_sync(e);
 	err = err ?: object_filter_map(e);
@@ -275,6 +297,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	return 0;
 
 err_free:
+	btf__free(vmlinux);
 	enforcer_destroy(e);
 	return err;
 }
