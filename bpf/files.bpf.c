@@ -220,7 +220,7 @@ static __always_inline int check_inode(struct dentry *d, __u32 hook, __u32 neede
 
 	if (!current_agent(&a))
 		return 0;
-	return decide(&a, hook, d, NULL, d, needed);
+	return decide_inode(&a, hook, d, needed);
 }
 
 /*

@@ -191,7 +191,7 @@ struct inode_walk_state {
 	struct walk *w;
 	__u32 above; /* rights every mount root passed allows */
 	__u32 above_rule;
-	int roots; /* mount roots passed */
+	int roots; /* 1: a mount root was passed */
 	int done;
 };
 
@@ -233,7 +233,10 @@ static long inode_walk_step(__u32 i, void *ctx)
 		root = bpf_map_lookup_elem(&mount_roots, &s->key);
 		if (root) {
 			s->above &= root->rights;
-			s->above_rule = s->roots++ ? 0 : root->rule_id;
+			/* A flag, not a count: the verifier of Linux 6.8 and later follows this
+			 * callback until its states converge, and a count differs at each step. */
+			s->above_rule = s->roots ? 0 : root->rule_id;
+			s->roots = 1;
 		}
 	}
 	up = BPF_CORE_READ(d, d_parent);
@@ -465,10 +468,14 @@ static __always_inline void emit_file_event(const struct agent *a, __u32 hook, i
 	event_submit(e);
 }
 
-/* The verdict on an agent needing rights on the object at (d, mnt); name_of names it in
- * events (the new name for a creation). With no mnt (hooks that see none), the walk stays in the
- * object's file system (inode_rights_walk), and objects of kern_mount()ed ones are the agent's
- * own, as in file_open. Returns 0 or -EPERM. */
+/*
+ * The verdict on an agent needing rights on the object at (d, mnt), a path: mnt is never NULL.
+ * name_of names the object in events (the new name for a creation). Returns 0 or -EPERM. Its
+ * own function, not one branch of decide_inode(): a program that holds both walks is verified
+ * through both, and the inode walk's states multiply on Linux 6.8 and later, whose verifier
+ * follows a bpf_loop() callback until its states converge (five times the instructions a path
+ * hook's verification processed, 1 s a program in the VM tier).
+ */
 static __always_inline int decide(const struct agent *a, __u32 hook, struct dentry *d,
 				  struct vfsmount *mnt, struct dentry *name_of, __u32 needed)
 {
@@ -478,15 +485,33 @@ static __always_inline int decide(const struct agent *a, __u32 hook, struct dent
 	if (!a->has_config) {
 		w.reason = AGENTD_REASON_NO_POLICY;
 		deny = 1;
-	} else if (mnt) {
+	} else {
 		rights_walk(a, d, mnt, &w);
 		deny = (w.rights & needed) != needed;
+	}
+	if (want_event(a, deny))
+		emit_file_event(a, hook, deny, &w, needed, name_of, mnt);
+	return lsm_verdict(deny);
+}
+
+/* The verdict for hooks that see no mount: the walk stays in the object's file system
+ * (inode_rights_walk), and objects of kern_mount()ed ones are the agent's own, as in
+ * file_open. Returns 0 or -EPERM. */
+static __always_inline int decide_inode(const struct agent *a, __u32 hook, struct dentry *d,
+					__u32 needed)
+{
+	struct walk w = {};
+	int deny;
+
+	if (!a->has_config) {
+		w.reason = AGENTD_REASON_NO_POLICY;
+		deny = 1;
 	} else {
 		inode_rights_walk(a, d, &w);
 		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
 	}
 	if (want_event(a, deny))
-		emit_file_event(a, hook, deny, &w, needed, name_of, mnt);
+		emit_file_event(a, hook, deny, &w, needed, d, NULL);
 	return lsm_verdict(deny);
 }
 
