@@ -104,7 +104,8 @@ int test_loopback_listener(int *port);
 int test_loopback_connect(void *port);
 
 /* Runs agentctl (from the build directory) with the arguments, NULL-terminated; returns its exit
- * status (128 + signal when killed), its standard output in out. */
+ * status (128 + signal when killed), its standard output in out. Output that does not fit in
+ * out FAILs the test (agentctl killed), never hangs it. */
 int agentctl_run(char *out, size_t outsz, ...);
 
 /* run_in_cgroup() bodies: open path read-only (or create it); return 0 or the errno. */
