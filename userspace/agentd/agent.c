@@ -135,25 +135,29 @@ static int attach(struct enforcer *e, const struct options *o, bool lsm)
 	return err;
 }
 
-int agent_setup(struct enforcer *e, const struct options *o, bool lsm)
+int agent_rules_prepare(const struct options *o, struct agent_rules *r)
 {
-	struct policy *p = NULL;
-	struct compiled c;
+	r->p = NULL;
+	return o->policy ? policy_rules(o, &r->p, &r->c) : deny_list_rules(o, &r->c);
+}
+
+void agent_rules_free(struct agent_rules *r)
+{
+	compiled_free(&r->c);
+	policy_free(r->p);
+	r->p = NULL;
+}
+
+int agent_setup(struct enforcer *e, const struct options *o, bool lsm, struct agent_rules *r)
+{
 	int err, failed = -1;
 	__u32 gen;
 
-	err = o->policy ? policy_rules(o, &p, &c) : deny_list_rules(o, &c);
-	if (err)
-		goto out;
-	err = rules_apply(e, AGENT_ID, &c.rs, &gen, &failed);
+	err = rules_apply(e, AGENT_ID, &r->c.rs, &gen, &failed);
 	if (err) {
-		log_err("agent rules: %s%s%s\n", failed >= 0 ? c.files[failed].path : "",
+		log_err("agent rules: %s%s%s\n", failed >= 0 ? r->c.files[failed].path : "",
 			failed >= 0 ? ": " : "", strerror(-err));
-		goto out;
+		return err;
 	}
-	err = attach(e, o, lsm);
-out:
-	compiled_free(&c);
-	policy_free(p);
-	return err;
+	return attach(e, o, lsm);
 }

@@ -43,8 +43,20 @@ struct options {
 	char audit_buf[4096];
 };
 
-/* Compiles the agent's rules (policy or deny list), registers its cgroup, attaches. */
-int agent_setup(struct enforcer *e, const struct options *o, bool lsm);
+/* Single-agent mode's rules: its policy (or deny list), compiled. */
+struct agent_rules {
+	struct policy *p; /* NULL for a deny list; outlives c, whose rules name its paths */
+	struct compiled c;
+};
+
+/* Loads and compiles the agent's rules, before any program loads: a broken policy is refused
+ * at once, with nothing loaded, pinned or written. Returns 0 or -errno (errors logged). r is
+ * freed with agent_rules_free() either way. */
+int agent_rules_prepare(const struct options *o, struct agent_rules *r);
+void agent_rules_free(struct agent_rules *r);
+
+/* Applies the prepared rules to the loaded programs, registers the agent's cgroup, attaches. */
+int agent_setup(struct enforcer *e, const struct options *o, bool lsm, struct agent_rules *r);
 
 /*
  * Loads and compiles a policy; *p must outlive c (rules name its paths). Every error goes to

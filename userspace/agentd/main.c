@@ -358,6 +358,7 @@ static int serve(struct enforcer *e, struct sink *sink, int mountinfo_fd)
 static int run(const struct options *o)
 {
 	struct enforcer_opts eo = { .pin_dir = o->pin_dir, .ring_bytes = o->ring_mb << 20 };
+	struct agent_rules rules = {};
 	struct sink sink = {};
 	struct enforcer *e = NULL;
 	int err, mountinfo_fd = -1;
@@ -373,9 +374,13 @@ static int run(const struct options *o)
 			"--probe): refusing to start rather than run unconfined\n");
 		return -EOPNOTSUPP;
 	}
+	/* The policy first: refused, it leaves nothing loaded, pinned or written. */
+	err = agent_rules_prepare(o, &rules);
+	if (err)
+		goto out_rules;
 	err = open_audit(o, &sink);
 	if (err)
-		return err;
+		goto out_rules;
 	eo.on_event = sink_event;
 	eo.ctx = &sink;
 	err = enforcer_load(&e, &eo);
@@ -384,7 +389,7 @@ static int run(const struct options *o)
 		goto out;
 	}
 	mountinfo_fd = open_mountinfo(eo.lsm);
-	err = agent_setup(e, o, eo.lsm);
+	err = agent_setup(e, o, eo.lsm, &rules);
 	if (err)
 		goto out;
 	report_layers(e, eo.lsm);
@@ -400,6 +405,8 @@ out:
 	enforcer_destroy(e);
 	if (audit_writer_close(sink.audit) && !err)
 		err = -EIO;
+out_rules:
+	agent_rules_free(&rules);
 	return err;
 }
 
