@@ -44,6 +44,10 @@ LDLIBS := -lbpf -lelf -lz -ljansson -lcrypto -lseccomp
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+# The objects that walk paths, built again for Linux 6.2 and later: there the walk above the
+# object's mount reads through bpf_rdonly_cast() (bpf/rights.bpf.h), and the enforcer loads them.
+RO_BPF := files exec
+SKELS += $(patsubst %,$(OUT)/%_ro.skel.h,$(RO_BPF))
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/lib/%.o,$(LIB_SRCS))
 SAN_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/san/lib/%.o,$(LIB_SRCS))
@@ -67,6 +71,11 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/agentd/*.
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/bpf/%_ro.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/agentd/*.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DAGENTD_RDONLY_CAST -c $< -o $@
 
 $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)

@@ -59,13 +59,33 @@ struct walk_state {
 	int done;
 };
 
+/*
+ * Above the object's own mount, no BTF pointer reaches struct mount from the hook's arguments,
+ * and the walk reads through bpf_probe_read_kernel(), a helper call per read. With
+ * AGENTD_RDONLY_CAST (the objects built for Linux 6.2 and later, which have the kfunc
+ * bpf_rdonly_cast(); the enforcer picks them by the kernel's BTF), a read-only cast makes every
+ * such read a plain load the kernel guards as it guards the helper's (a fault reads 0), and the
+ * verifier turns the cast itself into a register move.
+ */
+#ifdef AGENTD_RDONLY_CAST
+extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id__k) __ksym;
+#define kernel_ptr(type, p) ((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
+#endif
+
 /* The walk reached the top without a rule. Only kern_mount()ed file systems are internal: a
  * mount detached from its namespace (lazy umount) has none, and is no less denied. */
 static __always_inline long walk_end(struct walk_state *s)
 {
 	struct mount *mnt = s->mnt;
+#ifdef AGENTD_RDONLY_CAST
+	struct mnt_namespace *ns = kernel_ptr(struct mount, mnt)->mnt_ns;
+#else
+	/* Not BPF_CORE_READ(s->mnt, ...): that would relocate s->mnt too, against a kernel type
+	 * named walk_state, which the load refuses. */
+	struct mnt_namespace *ns = BPF_CORE_READ(mnt, mnt_ns);
+#endif
 
-	if (BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL)
+	if (ns == MNT_NS_INTERNAL)
 		s->w->flags |= AGENTD_EVF_INTERNAL;
 	s->w->reason = AGENTD_REASON_NO_RULE;
 	s->done = 1;
@@ -129,14 +149,26 @@ static __always_inline long walk_cross(struct walk_state *s)
 	struct dentry *mountpoint, *root;
 	struct super_block *sb;
 
+#ifdef AGENTD_RDONLY_CAST
+	struct mount *m = kernel_ptr(struct mount, mnt);
+
+	parent = m->mnt_parent;
+	mountpoint = m->mnt_mountpoint;
+	if (parent == mnt || !parent)
+		return walk_end(s);
+	root = parent->mnt.mnt_root;
+	sb = parent->mnt.mnt_sb;
+	s->key.dev = sb->s_dev;
+#else
 	read_pair(mnt, struct mount, mnt_parent, mnt_mountpoint, &parent, &mountpoint);
 	if (parent == mnt || !parent)
 		return walk_end(s);
 	read_pair(parent, struct mount, mnt.mnt_root, mnt.mnt_sb, &root, &sb);
+	s->key.dev = BPF_CORE_READ(sb, s_dev);
+#endif
 	s->d = mountpoint;
 	s->mnt = parent;
 	s->root = root;
-	s->key.dev = BPF_CORE_READ(sb, s_dev);
 	return 0;
 }
 
@@ -149,9 +181,19 @@ static long walk_step(__u32 i, void *ctx)
 	struct agentd_file_rule *rule;
 	struct inode *inode;
 
+#ifdef AGENTD_RDONLY_CAST
+	d = kernel_ptr(struct dentry, d);
+	up = d->d_parent;
+	inode = d->d_inode;
+#else
 	read_pair(d, struct dentry, d_parent, d_inode, &up, &inode);
+#endif
 	if (inode) {
+#ifdef AGENTD_RDONLY_CAST
+		s->key.ino = kernel_ptr(struct inode, inode)->i_ino;
+#else
 		s->key.ino = BPF_CORE_READ(inode, i_ino);
+#endif
 		rule = maybe_rule_object(&s->key) ? bpf_map_lookup_elem(&file_rules, &s->key)
 						  : NULL;
 		if (rule) {

@@ -16,7 +16,9 @@
 #include "log.h"
 #include "netdeny.h"
 #include "files.skel.h"
+#include "files_ro.skel.h"
 #include "exec.skel.h"
+#include "exec_ro.skel.h"
 #include "self.skel.h"
 #include "sock.skel.h"
 #include "net.skel.h"
@@ -27,6 +29,8 @@
 struct object {
 	const char *name;
 	const void *(*elf_bytes)(size_t *sz);
+	/* The same object built for kernels with bpf_rdonly_cast() (6.2 and later), or NULL. */
+	const void *(*elf_bytes_ro)(size_t *sz);
 	bool lsm;
 	struct bpf_object *obj;
 };
@@ -57,8 +61,14 @@ __u64 kernel_dev(dev_t st_dev)
 }
 
 static const struct object objects[] = {
-	{ .name = "files", .elf_bytes = files_bpf__elf_bytes, .lsm = true },
-	{ .name = "exec", .elf_bytes = exec_bpf__elf_bytes, .lsm = true },
+	{ .name = "files",
+	  .elf_bytes = files_bpf__elf_bytes,
+	  .elf_bytes_ro = files_ro_bpf__elf_bytes,
+	  .lsm = true },
+	{ .name = "exec",
+	  .elf_bytes = exec_bpf__elf_bytes,
+	  .elf_bytes_ro = exec_ro_bpf__elf_bytes,
+	  .lsm = true },
 	{ .name = "self", .elf_bytes = self_bpf__elf_bytes, .lsm = true },
 	{ .name = "sock", .elf_bytes = sock_bpf__elf_bytes, .lsm = true },
 	{ .name = "net", .elf_bytes = net_bpf__elf_bytes, .lsm = false },
@@ -149,11 +159,18 @@ static int pin_maps(struct enforcer *e, struct bpf_object *obj)
 	return 0;
 }
 
+/* Whether the kernel has the kfunc bpf_rdonly_cast() (Linux 6.2 and later). */
+static bool has_rdonly_cast(const struct btf *vmlinux)
+{
+	return vmlinux && btf__find_by_name_kind(vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+}
+
 /* Opens and loads one object; vmlinux is the kernel's BTF for an LSM object, else NULL. */
 static int load_object(struct enforcer *e, struct object *o, const struct btf *vmlinux)
 {
 	size_t sz;
-	const void *bytes = o->elf_bytes(&sz);
+	const void *bytes = o->elf_bytes_ro && has_rdonly_cast(vmlinux) ? o->elf_bytes_ro(&sz)
+									: o->elf_bytes(&sz);
 	int err;
 
 	o->obj = bpf_object__open_mem(bytes, sz, NULL);
