@@ -259,15 +259,40 @@ void test_agent_start(struct test_agent *a, const struct ruleset *rs, bool lsm)
 	test_agent_start_as(a, TEST_AGENT_ID, rs, lsm);
 }
 
+static void agent_setup(struct test_agent *a, const struct ruleset *rs);
+
 void test_agent_start_as(struct test_agent *a, __u32 id, const struct ruleset *rs, bool lsm)
 {
-	struct test_agent *copy;
-	int err, cgfd;
-
 	memset(a, 0, sizeof(*a));
 	a->id = id;
 	test_cgroup(a->cgroup, sizeof(a->cgroup));
 	agent_enforcer(a, lsm);
+	agent_setup(a, rs);
+}
+
+void test_agent_start_plain(struct test_agent *a, const struct ruleset *rs)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->id = TEST_AGENT_ID;
+	test_cgroup(a->cgroup, sizeof(a->cgroup));
+	err = enforcer_load(&a->e, &(struct enforcer_opts){ .lsm = true, .plain_objects = true });
+	if (err)
+		FAIL("enforcer_load (plain objects): %s", strerror(-err));
+	test_defer(agent_destroy, a->e);
+	err = enforcer_attach_lsm(a->e);
+	if (err)
+		FAIL("enforcer_attach_lsm (plain objects): %s", strerror(-err));
+	agent_setup(a, rs);
+}
+
+/* The agent's rules and cgroup in a->e, its cgroup programs attached. */
+static void agent_setup(struct test_agent *a, const struct ruleset *rs)
+{
+	struct test_agent *copy;
+	int err, cgfd;
+
 	copy = malloc(sizeof(*copy));
 	if (!copy)
 		FAIL("out of memory");

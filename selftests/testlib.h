@@ -93,6 +93,9 @@ void test_enforcer_preload(bool lsm);
 void test_agent_start(struct test_agent *a, const struct ruleset *rs, bool lsm);
 /* The same, as agent id (a second agent beside TEST_AGENT_ID's, in a cgroup of its own). */
 void test_agent_start_as(struct test_agent *a, __u32 id, const struct ruleset *rs, bool lsm);
+/* test_agent_start() with BPF LSM, in an enforcer of the test's own that loads the objects
+ * built for every kernel (enforcer_opts.plain_objects), beside the shared one. */
+void test_agent_start_plain(struct test_agent *a, const struct ruleset *rs);
 /* rules_apply() for the agent; FAILs on error. */
 void test_agent_apply(struct test_agent *a, const struct ruleset *rs);
 /* run_in_cgroup() in the agent's cgroup. */

@@ -122,6 +122,38 @@ TEST(mount_inherits_rights_of_mount_point)
 	ASSERT_EQ(read_in(&ag, f2), EPERM);
 }
 
+/*
+ * The objects built for every kernel load and decide on this one too, where the kernel has
+ * bpf_rdonly_cast() and agentd loads its own build of files and exec (6.12): the walk across a
+ * mount, which the two builds read differently, finds the rules above it (an allow, a deny by a
+ * narrower right, a deny by a rule of no rights) and ends without one (a deny).
+ */
+TEST(plain_objects_walk_across_mounts)
+{
+	char top[PATH_MAX], ro[PATH_MAX], no[PATH_MAX], m1[PATH_MAX], m2[PATH_MAX], f1[PATH_MAX],
+		f2[PATH_MAX], m3[PATH_MAX], f3[PATH_MAX];
+	struct test_agent ag;
+
+	test_dir(top, sizeof(top));
+	mkdir_ok(PATHF(ro, "%s/ro", top));
+	mkdir_ok(PATHF(no, "%s/no", top));
+	mkdir_ok(PATHF(m1, "%s/m", ro));
+	mkdir_ok(PATHF(m2, "%s/m", no));
+	mkdir_ok(PATHF(m3, "%s/unruled", top));
+	test_mount_tmpfs(m1);
+	test_mount_tmpfs(m2);
+	test_mount_tmpfs(m3);
+	test_write(PATHF(f1, "%s/f", m1), "x\n", 0644);
+	test_write(PATHF(f2, "%s/f", m2), "x\n", 0644);
+	test_write(PATHF(f3, "%s/f", m3), "x\n", 0644);
+	const struct file_rule files[] = { { ro, R }, { no, 0 } };
+	test_agent_start_plain(&ag, &(struct ruleset){ .files = files, .nfiles = 2 });
+	ASSERT_EQ(read_in(&ag, f1), 0);
+	ASSERT_EQ(write_in(&ag, f1), EPERM);
+	ASSERT_EQ(read_in(&ag, f2), EPERM);
+	ASSERT_EQ(read_in(&ag, f3), EPERM);
+}
+
 /* A rule naming a mount point names the mounted root: it decides inside the mount. */
 TEST(rule_on_mount_root)
 {

@@ -166,11 +166,12 @@ static bool has_rdonly_cast(const struct btf *vmlinux)
 }
 
 /* Opens and loads one object; vmlinux is the kernel's BTF for an LSM object, else NULL. */
-static int load_object(struct enforcer *e, struct object *o, const struct btf *vmlinux)
+static int load_object(struct enforcer *e, struct object *o, const struct btf *vmlinux, bool plain)
 {
 	size_t sz;
-	const void *bytes = o->elf_bytes_ro && has_rdonly_cast(vmlinux) ? o->elf_bytes_ro(&sz)
-									: o->elf_bytes(&sz);
+	const void *bytes = o->elf_bytes_ro && !plain && has_rdonly_cast(vmlinux)
+				    ? o->elf_bytes_ro(&sz)
+				    : o->elf_bytes(&sz);
 	int err;
 
 	o->obj = bpf_object__open_mem(bytes, sz, NULL);
@@ -289,7 +290,8 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
 		if (e->objs[i].lsm && !opts->lsm)
 			continue;
-		err = load_object(e, &e->objs[i], e->objs[i].lsm ? vmlinux : NULL);
+		err = load_object(e, &e->objs[i], e->objs[i].lsm ? vmlinux : NULL,
+				  opts->plain_objects);
 		if (err)
 			goto err_free;
 	}

@@ -36,6 +36,12 @@ struct enforcer_opts {
 	 * events with it); enforcer_ring_bytes() says what was used.
 	 */
 	__u32 ring_bytes;
+	/*
+	 * Load the objects built for every kernel even where the kernel has bpf_rdonly_cast(),
+	 * whose own build of files and exec is loaded otherwise (bpf/rights.bpf.h). For the tests:
+	 * they prove on each kernel that the same objects load and decide there.
+	 */
+	bool plain_objects;
 };
 
 /* What agentd's daemon asks for: room for stalls of the consumer of about 0.1 s at 500 k
