@@ -515,8 +515,8 @@ static __always_inline void emit_file_event(const struct agent *a, __u32 hook, i
  * name_of names the object in events (the new name for a creation). Returns 0 or -EPERM. Its
  * own function, not one branch of decide_inode(): a program that holds both walks is verified
  * through both, and the inode walk's states multiply on Linux 6.8 and later, whose verifier
- * follows a bpf_loop() callback until its states converge (five times the instructions a path
- * hook's verification processed, 1 s a program in the VM tier).
+ * follows a bpf_loop() callback until its states converge (on 6.12 a path hook's verification
+ * processed 34,246 instructions with both, 8,083 with one; up to 1 s a program in the VM tier).
  */
 static __always_inline int decide(const struct agent *a, __u32 hook, struct dentry *d,
 				  struct vfsmount *mnt, struct dentry *name_of, __u32 needed)
