@@ -15,7 +15,7 @@
 
 #define EXIT_SKIP 77
 /* A test's deadline, in seconds: -D changes it (the VM tier's guests run under software
- * emulation, where loading agentd's programs alone takes 10 to 25 s). */
+ * emulation, where loading agentd's programs alone takes 5 to 12 s). */
 #define DEADLINE_S 60
 #define MAX_DEFER 32
 #define MAX_OPTS 16
@@ -164,8 +164,6 @@ static size_t read_verdict(int fd, pid_t pid, char *msg, size_t sz)
 	return len;
 }
 
-/* With -d, a line "TIME <prefix><name> <seconds>" before each verdict: where a tier's time goes
- * (the VM tier runs under a deadline of its own, selftests/vm/vm.sh). */
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -174,6 +172,8 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* With -d, a line "TIME <prefix><name> <seconds>" before each verdict: where a tier's time goes
+ * (the VM tier runs under a deadline of its own, selftests/vm/vm.sh). */
 static void print_duration(const struct test *t, const char *prefix)
 {
 	long long ms = now_ms() - started_ms;

@@ -85,11 +85,12 @@ build_initramfs() {
 # being patched (text_poke under software emulation: cross-modifying code between vCPUs), and
 # panicked. VM_SMP=2 brings two back, for benchmarks that want them.
 VM_SMP=${VM_SMP:-1}
-# Seconds before a guest is killed (and its boot reported FAIL). The test guest of 6.12 took
-# 580 s on the machine CI runs on, most of it loading agentd's programs (10 to 25 s a start
-# under software emulation; each test prints its time, TIME lines in the console log); a test
-# that hangs is ended by its own deadline (-D in selftests/vm/init), so this is the bound on a
-# slow machine, not on a hung test. Benchmarks take longer.
+# Seconds before a guest is killed (and its boot reported FAIL). The test guest of 6.12 once took
+# 580 s on the machine CI runs on (235 s since agentd's start was made faster), most of it
+# loading agentd's programs (5 to 12 s a start under software emulation; each test prints its
+# time, TIME lines in the console log); a test that hangs is ended by its own deadline (-D in
+# selftests/vm/init), so this is the bound on a slow machine, not on a hung test. Benchmarks
+# take longer.
 case $mode in
 test | bench) VM_TIMEOUT=${VM_TIMEOUT:-2400} ;;
 *) VM_TIMEOUT=${VM_TIMEOUT:-600} ;;
