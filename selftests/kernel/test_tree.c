@@ -99,22 +99,27 @@ TEST(rule_on_file_beats_its_directory)
 	ASSERT_EQ(write_in(&ag, g), 0);
 }
 
+/* A new directory dir/name with a tmpfs mounted on it and a file f there (its path in f). */
+static void file_in_new_mount(const char *dir, const char *name, char f[PATH_MAX])
+{
+	char m[PATH_MAX];
+
+	mkdir_ok(PATHF(m, "%s/%s", dir, name));
+	test_mount_tmpfs(m);
+	test_write(pathf(f, PATH_MAX, "%s/f", m), "x\n", 0644);
+}
+
 /* A tmpfs mounted inside a tree inherits the tree's rights through its mount point. */
 TEST(mount_inherits_rights_of_mount_point)
 {
-	char top[PATH_MAX], ro[PATH_MAX], no[PATH_MAX], m1[PATH_MAX], m2[PATH_MAX], f1[PATH_MAX],
-		f2[PATH_MAX];
+	char top[PATH_MAX], ro[PATH_MAX], no[PATH_MAX], f1[PATH_MAX], f2[PATH_MAX];
 	struct test_agent ag;
 
 	test_dir(top, sizeof(top));
 	mkdir_ok(PATHF(ro, "%s/ro", top));
 	mkdir_ok(PATHF(no, "%s/no", top));
-	mkdir_ok(PATHF(m1, "%s/m", ro));
-	mkdir_ok(PATHF(m2, "%s/m", no));
-	test_mount_tmpfs(m1);
-	test_mount_tmpfs(m2);
-	test_write(PATHF(f1, "%s/f", m1), "x\n", 0644);
-	test_write(PATHF(f2, "%s/f", m2), "x\n", 0644);
+	file_in_new_mount(ro, "m", f1);
+	file_in_new_mount(no, "m", f2);
 	const struct file_rule files[] = { { "/", RX }, { ro, R }, { no, 0 } };
 	start(&ag, files, 3);
 	ASSERT_EQ(read_in(&ag, f1), 0);
@@ -130,22 +135,15 @@ TEST(mount_inherits_rights_of_mount_point)
  */
 TEST(plain_objects_walk_across_mounts)
 {
-	char top[PATH_MAX], ro[PATH_MAX], no[PATH_MAX], m1[PATH_MAX], m2[PATH_MAX], f1[PATH_MAX],
-		f2[PATH_MAX], m3[PATH_MAX], f3[PATH_MAX];
+	char top[PATH_MAX], ro[PATH_MAX], no[PATH_MAX], f1[PATH_MAX], f2[PATH_MAX], f3[PATH_MAX];
 	struct test_agent ag;
 
 	test_dir(top, sizeof(top));
 	mkdir_ok(PATHF(ro, "%s/ro", top));
 	mkdir_ok(PATHF(no, "%s/no", top));
-	mkdir_ok(PATHF(m1, "%s/m", ro));
-	mkdir_ok(PATHF(m2, "%s/m", no));
-	mkdir_ok(PATHF(m3, "%s/unruled", top));
-	test_mount_tmpfs(m1);
-	test_mount_tmpfs(m2);
-	test_mount_tmpfs(m3);
-	test_write(PATHF(f1, "%s/f", m1), "x\n", 0644);
-	test_write(PATHF(f2, "%s/f", m2), "x\n", 0644);
-	test_write(PATHF(f3, "%s/f", m3), "x\n", 0644);
+	file_in_new_mount(ro, "m", f1);
+	file_in_new_mount(no, "m", f2);
+	file_in_new_mount(top, "unruled", f3);
 	const struct file_rule files[] = { { ro, R }, { no, 0 } };
 	test_agent_start_plain(&ag, &(struct ruleset){ .files = files, .nfiles = 2 });
 	ASSERT_EQ(read_in(&ag, f1), 0);

@@ -165,13 +165,12 @@ static bool has_rdonly_cast(const struct btf *vmlinux)
 	return vmlinux && btf__find_by_name_kind(vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 }
 
-/* Opens and loads one object; vmlinux is the kernel's BTF for an LSM object, else NULL. */
-static int load_object(struct enforcer *e, struct object *o, const struct btf *vmlinux, bool plain)
+/* Opens and loads one object (its _ro build when ro and it has one); vmlinux is the kernel's
+ * BTF for an LSM object, else NULL. */
+static int load_object(struct enforcer *e, struct object *o, const struct btf *vmlinux, bool ro)
 {
 	size_t sz;
-	const void *bytes = o->elf_bytes_ro && !plain && has_rdonly_cast(vmlinux)
-				    ? o->elf_bytes_ro(&sz)
-				    : o->elf_bytes(&sz);
+	const void *bytes = ro && o->elf_bytes_ro ? o->elf_bytes_ro(&sz) : o->elf_bytes(&sz);
 	int err;
 
 	o->obj = bpf_object__open_mem(bytes, sz, NULL);
@@ -255,6 +254,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 {
 	struct btf *vmlinux = NULL;
 	struct enforcer *e;
+	bool ro;
 	size_t i;
 	int err;
 
@@ -287,11 +287,11 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 			goto err_free;
 		}
 	}
+	ro = !opts->plain_objects && has_rdonly_cast(vmlinux);
 	for (i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
 		if (e->objs[i].lsm && !opts->lsm)
 			continue;
-		err = load_object(e, &e->objs[i], e->objs[i].lsm ? vmlinux : NULL,
-				  opts->plain_objects);
+		err = load_object(e, &e->objs[i], e->objs[i].lsm ? vmlinux : NULL, ro);
 		if (err)
 			goto err_free;
 	}
