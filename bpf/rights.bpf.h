@@ -13,14 +13,47 @@
 /* kern_mount()ed file systems (pipes, sockets, memfd, anon inodes) are no namespace's. */
 #define MNT_NS_INTERNAL ((struct mnt_namespace *)-22L)
 
+/* Buckets of file rules (abi.h), mapped by agentd. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 262144);
-	__type(key, struct agentd_file_key);
-	__type(value, struct agentd_file_rule);
-} file_rules SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, AGENTD_RULE_BUCKETS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct agentd_rule_bucket);
+} rule_buckets SEC(".maps");
 
-/* The bits of the objects file_rules and mount_roots name (abi.h), mapped by agentd. */
+/* The slot of bucket b holding owner's rule on (dev, ino), or NULL. Each slot's owner is one
+ * load, before its object's (abi.h). */
+static __always_inline const struct agentd_file_rule *bucket_rule(__u32 b, __u64 owner, __u64 dev,
+								  __u64 ino)
+{
+	struct agentd_rule_bucket *bk = bpf_map_lookup_elem(&rule_buckets, &b);
+	struct agentd_rule_slot *sl;
+	int j;
+
+	if (!bk)
+		return NULL;
+#pragma unroll
+	for (j = 0; j < AGENTD_RULE_BUCKET_SLOTS; j++) {
+		sl = &bk->slot[j];
+		if (*(volatile __u64 *)&sl->owner == owner && sl->dev == dev && sl->ino == ino)
+			return &sl->rule;
+	}
+	return NULL;
+}
+
+/* key's rule, or NULL: in one of its two buckets, or nowhere. */
+static __always_inline const struct agentd_file_rule *find_rule(const struct agentd_file_key *key)
+{
+	__u64 owner = agentd_rule_owner(key->agent_id, key->generation);
+	__u64 h = agentd_rule_hash(owner, key->dev, key->ino);
+	const struct agentd_file_rule *r;
+
+	r = bucket_rule(agentd_rule_bucket(h, 0), owner, key->dev, key->ino);
+	return r ?: bucket_rule(agentd_rule_bucket(h, 1), owner, key->dev, key->ino);
+}
+
+/* The bits of the objects rule_buckets and mount_roots name (abi.h), mapped by agentd. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, AGENTD_OBJECT_FILTER_WORDS);
@@ -29,7 +62,7 @@ struct {
 	__type(value, __u64);
 } object_filter SEC(".maps");
 
-/* 0: no entry of file_rules or mount_roots names key's object, without a hash lookup. 1: one
+/* 0: no entry of rule_buckets or mount_roots names key's object, without a hash lookup. 1: one
  * may; the maps say. */
 static __always_inline int maybe_rule_object(const struct agentd_file_key *key)
 {
@@ -178,7 +211,7 @@ static long walk_step(__u32 i, void *ctx)
 {
 	struct walk_state *s = ctx;
 	struct dentry *d = s->d, *up;
-	struct agentd_file_rule *rule;
+	const struct agentd_file_rule *rule;
 	struct inode *inode;
 
 #ifdef AGENTD_RDONLY_CAST
@@ -194,8 +227,7 @@ static long walk_step(__u32 i, void *ctx)
 #else
 		s->key.ino = BPF_CORE_READ(inode, i_ino);
 #endif
-		rule = maybe_rule_object(&s->key) ? bpf_map_lookup_elem(&file_rules, &s->key)
-						  : NULL;
+		rule = maybe_rule_object(&s->key) ? find_rule(&s->key) : NULL;
 		if (rule) {
 			s->done = 1;
 			return walk_decided(s->w, rule, ~0U, s->base + i);
@@ -264,10 +296,10 @@ static long inode_walk_step(__u32 i, void *ctx)
 	struct inode_walk_state *s = ctx;
 	struct dentry *d = s->d, *up;
 	struct agentd_mount_root *root;
-	struct agentd_file_rule *rule;
+	const struct agentd_file_rule *rule;
 
 	if (object_key(d, &s->key) && maybe_rule_object(&s->key)) {
-		rule = bpf_map_lookup_elem(&file_rules, &s->key);
+		rule = find_rule(&s->key);
 		if (rule) {
 			s->done = 1;
 			return walk_decided(s->w, rule, s->above, i);
@@ -316,13 +348,12 @@ static long walk_mount_step(__u32 i, void *ctx)
 {
 	struct walk_state *s = ctx;
 	struct dentry *d = s->d, *up;
-	struct agentd_file_rule *rule;
+	const struct agentd_file_rule *rule;
 	struct inode *inode = d->d_inode;
 
 	if (inode) {
 		s->key.ino = inode->i_ino;
-		rule = maybe_rule_object(&s->key) ? bpf_map_lookup_elem(&file_rules, &s->key)
-						  : NULL;
+		rule = maybe_rule_object(&s->key) ? find_rule(&s->key) : NULL;
 		if (rule) {
 			s->done = 1;
 			return walk_decided(s->w, rule, ~0U, i);

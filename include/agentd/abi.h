@@ -142,7 +142,7 @@ static inline __u64 agentd_cgroup_index_word(__u64 cgroup_id, __u32 agent_id)
 
 /*
  * object_filter map: AGENTD_OBJECT_FILTER_BITS bits in 64-bit words, one per hash of a file
- * system object (device, inode). The bit of every object in file_rules or mount_roots, of any
+ * system object (device, inode). The bit of every object in rule_buckets or mount_roots, of any
  * agent and generation, is set before the entry is added; bits of objects no entry names any
  * more are cleared by a rebuild after entries are deleted. A clear bit answers "no rule here"
  * with one load: the path walk looks up its maps only at levels whose bit is set.
@@ -218,9 +218,9 @@ struct agentd_agent_slot {
 _Static_assert(sizeof(struct agentd_agent_slot) == 56, "agentd_agent_slot layout");
 
 /*
- * file_rules map key: one file-system object in one generation of one agent's rules. dev is the
- * kernel's internal dev_t (major << 20 | minor), as in super_block.s_dev; userspace converts
- * st_dev to it.
+ * A file rule's key: one file-system object in one generation of one agent's rules (the key of
+ * mount_roots too). dev is the kernel's internal dev_t (major << 20 | minor), as in
+ * super_block.s_dev; userspace converts st_dev to it.
  */
 struct agentd_file_key {
 	__u32 agent_id;
@@ -235,6 +235,59 @@ struct agentd_file_rule {
 	__u32 rights; /* AGENTD_RIGHT_* granted on the object and, unless overridden, below it */
 };
 _Static_assert(sizeof(struct agentd_file_rule) == 8, "agentd_file_rule layout");
+
+/*
+ * rule_buckets: the file rules of every agent and generation, an array map of buckets, mapped by
+ * agentd, where a hash map was (whose lookup cost an agent's open 180-207 instructions of the
+ * BPF program, docs/PERFORMANCE.md): a program hashes the key, looks up two buckets with lookups
+ * the verifier inlines, and compares the slots of each. An entry lives in one of the two buckets
+ * its key hashes to (agentd_rule_bucket()), in a slot whose owner (agentd_rule_owner()) is the
+ * entry's agent and generation, 0 when the slot is free, so a lookup that finds no match in both
+ * is a definite "no rule here". agentd fills a slot's object and rule, then stores its owner
+ * (release); it frees a slot by storing owner 0, and only for a generation no program can hold
+ * (never in force, or after a grace period since the switch away from it), so that a program
+ * never sees a slot change under an owner it matches. Entries never move. A key whose two
+ * buckets are both full cannot be added: the policy is refused (-ENOSPC), nothing of it stays.
+ * 2^16 buckets of 8 slots, 16 MiB: agentd puts an entry in the emptier of its two buckets,
+ * which keeps them even. Keys at random first find both buckets full at about 72% of the slots
+ * (377,000 entries; the hash map held 262,144), which test_ruletab.c checks.
+ */
+#define AGENTD_RULE_BUCKETS_SHIFT 16
+#define AGENTD_RULE_BUCKETS (1U << AGENTD_RULE_BUCKETS_SHIFT)
+#define AGENTD_RULE_BUCKET_SLOTS 8
+
+struct agentd_rule_slot {
+	__u64 owner;
+	__u64 dev;
+	__u64 ino;
+	struct agentd_file_rule rule;
+};
+_Static_assert(sizeof(struct agentd_rule_slot) == 32, "agentd_rule_slot layout");
+
+struct agentd_rule_bucket {
+	struct agentd_rule_slot slot[AGENTD_RULE_BUCKET_SLOTS];
+};
+_Static_assert(sizeof(struct agentd_rule_bucket) == 256, "agentd_rule_bucket layout");
+
+/* Never 0: agent ids start at 1. */
+static inline __u64 agentd_rule_owner(__u32 agent_id, __u32 generation)
+{
+	return (__u64)agent_id << 32 | generation;
+}
+
+/* The key's hash: the object and its owner mixed, then multiplied (inode numbers are often
+ * sequential; the multiplication carries the low bits' differences into the high ones). */
+static inline __u64 agentd_rule_hash(__u64 owner, __u64 dev, __u64 ino)
+{
+	return ((ino ^ (dev << 40)) + owner * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL;
+}
+
+/* The key's two buckets: the top bits of its hash, and the next ones. */
+static inline __u32 agentd_rule_bucket(__u64 hash, int second)
+{
+	return (__u32)(hash >> (64 - (second ? 2 : 1) * AGENTD_RULE_BUCKETS_SHIFT)) &
+	       (AGENTD_RULE_BUCKETS - 1);
+}
 
 struct agentd_file_event {
 	struct agentd_event_hdr hdr;
@@ -343,8 +396,8 @@ _Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout
 
 /*
  * Hooks that see a dentry and no mount (utimes, extended attributes, POSIX ACLs) cannot cross
- * mounts upward. mount_roots hash, keyed like file_rules on the dentry a mount shows at its top:
- * the rights at that mount's mount point, intersected over every mount with that root, as agentd
+ * mounts upward. mount_roots hash, keyed by agentd_file_key on the dentry a mount shows at its
+ * top: the rights at that mount's mount point, intersected over every mount with that root, as agentd
  * saw its mount table when the policy loaded. Such a walk stays inside the object's file system
  * and intersects the rights of every mount root it passes (it cannot tell which mount the object
  * was reached through): a bind mount can only narrow what it grants (rights.bpf.h).

@@ -52,6 +52,7 @@
 #include "log.h"
 #include "lsmcg.skel.h"
 #include "rules.h"
+#include "ruletab.h"
 
 #define MAX_ROUNDS 31
 #define RULES 10
@@ -214,8 +215,9 @@ static int setup_rules(struct bench *b, const char *agent_cg)
 /* 100,000 rules on objects that do not exist (device 0xfffff): only the map's size changes. */
 static int big_rules(struct bench *b, bool add)
 {
-	int fd = enforcer_map_fd(b->e, "file_rules");
-	__u32 i, count = BIG;
+	struct agentd_rule_bucket *t = enforcer_rules(b->e);
+	__u32 i;
+	int err;
 
 	if (!b->big_keys) {
 		b->big_keys = calloc(BIG, sizeof(*b->big_keys));
@@ -227,20 +229,27 @@ static int big_rules(struct bench *b, bool add)
 			b->big_rules[i] = (struct agentd_file_rule){ 100 + i, AGENTD_RIGHT_READ };
 		}
 	}
+	if (!t)
+		return -ENOENT;
 	/* Their bits in the object filter too, as agentd sets them (their share of its bits
-	 * is part of what 100,000 rules cost). */
-	for (i = 0; add && i < BIG; i++)
-		enforcer_object_filter_add(b->e, b->big_keys[i].dev, b->big_keys[i].ino);
-	if (add ? bpf_map_update_batch(fd, b->big_keys, b->big_rules, &count, NULL)
-		: bpf_map_delete_batch(fd, b->big_keys, &count, NULL))
-		return -errno;
+	 * is part of what 100,000 rules cost). No task of the benchmark runs meanwhile. */
+	for (i = 0; i < BIG; i++) {
+		if (add) {
+			enforcer_object_filter_add(b->e, b->big_keys[i].dev, b->big_keys[i].ino);
+			err = ruletab_put(t, &b->big_keys[i], &b->big_rules[i]);
+			if (err)
+				return err;
+		} else {
+			ruletab_remove(t, &b->big_keys[i]);
+		}
+	}
 	return add ? 0 : enforcer_object_filter_rebuild(b->e);
 }
 
 /* A rule with all rights on the object at path, in the agent's generation (key: its cache). */
 static int extra_rule(struct bench *b, const char *path, struct agentd_file_key *key, bool add)
 {
-	int fd = enforcer_map_fd(b->e, "file_rules");
+	struct agentd_rule_bucket *t = enforcer_rules(b->e);
 	struct agentd_file_rule rule = { 99, AGENTD_RIGHTS_ALL };
 	struct stat st;
 
@@ -249,11 +258,14 @@ static int extra_rule(struct bench *b, const char *path, struct agentd_file_key 
 			return -errno;
 		*key = (struct agentd_file_key){ AGENT, b->gen, kernel_dev(st.st_dev), st.st_ino };
 	}
-	if (add)
-		enforcer_object_filter_add(b->e, key->dev, key->ino);
-	if (add ? bpf_map_update_elem(fd, key, &rule, BPF_ANY) : bpf_map_delete_elem(fd, key))
-		return -errno;
-	return add ? 0 : enforcer_object_filter_rebuild(b->e);
+	if (!t)
+		return -ENOENT;
+	if (!add) {
+		ruletab_remove(t, key);
+		return enforcer_object_filter_rebuild(b->e);
+	}
+	enforcer_object_filter_add(b->e, key->dev, key->ino);
+	return ruletab_put(t, key, &rule);
 }
 
 static void detach(struct bench *b)

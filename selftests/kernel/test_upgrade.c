@@ -6,7 +6,8 @@
  * adopted, not attached twice, and the pin of a map only such a program read (unix_owner, the
  * socket storage of socket_post_create before stop 15) is removed. Pinned rules without their
  * bits in the object filter (maps of a build before it) get them at load, before anything is
- * attached.
+ * attached, and file rules pinned in the hash map of a build before the rule table move into
+ * it.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "enforcer.h"
 #include "ops.h"
 #include "rules.h"
+#include "ruletab.h"
 #include "probe.skel.h"
 
 /* The link pinned at path: its id, and its program's name. */
@@ -156,5 +158,86 @@ TEST(object_filter_is_rebuilt_from_pinned_rules)
 	ASSERT_EQ(rules_remove(ag.e, ag.id), 0);
 	ASSERT_EQ(object_bit(ag.e, sec, -1), 0);
 	ASSERT_EQ(object_bit(ag.e, top, -1), 0);
+	enforcer_destroy(ag.e);
+}
+
+struct copy_ctx {
+	int fd;
+	__u32 agent_id;
+	int n;
+};
+
+static int copy_rule(void *ctx, const struct agentd_file_key *key,
+		     const struct agentd_file_rule *rule)
+{
+	struct copy_ctx *c = ctx;
+
+	if (key->agent_id != c->agent_id)
+		return 0;
+	ASSERT_OK(bpf_map_update_elem(c->fd, key, rule, BPF_NOEXIST));
+	c->n++;
+	return 0;
+}
+
+/*
+ * A build before rule_buckets pinned its file rules in a hash map named file_rules: the load
+ * moves the entries of each agent's generation in force into the table before anything is
+ * attached, and removes the pin; entries of other generations stay behind.
+ */
+TEST(pinned_file_rules_of_an_earlier_build_move_into_the_table)
+{
+	char pins[PATH_MAX], top[PATH_MAX], sec[PATH_MAX], s[PATH_MAX], f[PATH_MAX];
+	char old_pin[PATH_MAX + 16];
+	struct enforcer_opts opts = { .lsm = true };
+	struct test_agent ag = { .id = 12 };
+	struct agentd_file_rule rule = { 77, AGENTD_RIGHTS_ALL }, got;
+	struct agentd_file_key stale;
+	struct copy_ctx c = {};
+	struct stat st;
+	__u32 gen;
+
+	test_pin_dir(pins, sizeof(pins));
+	opts.pin_dir = pins;
+	snprintf(old_pin, sizeof(old_pin), "%s/file_rules", pins);
+	test_dir(top, sizeof(top));
+	ASSERT_OK(mkdir(PATHF(sec, "%s/secret", top), 0755));
+	test_write(PATHF(s, "%s/s", sec), "x\n", 0644);
+	test_write(PATHF(f, "%s/f", top), "x\n", 0644);
+	const struct file_rule files[] = { { "/", RX }, { top, AGENTD_RIGHTS_ALL }, { sec, 0 } };
+	test_cgroup(ag.cgroup, sizeof(ag.cgroup));
+	ASSERT_EQ(enforcer_load(&ag.e, &opts), 0);
+	ASSERT_EQ(enforcer_attach_lsm(ag.e), 0);
+	ASSERT_EQ(rules_apply(ag.e, ag.id, &(struct ruleset){ .files = files, .nfiles = 3 }, &gen,
+			      NULL),
+		  0);
+	ASSERT_EQ(enforcer_add_cgroup(ag.e, ag.cgroup, ag.id), 0);
+	ASSERT_EQ(read_in(&ag, s), EPERM);
+	ASSERT_EQ(read_in(&ag, f), 0);
+	/* The old build's map: this generation's rules, and one of a generation not in force
+	 * (all rights on the denied tree) that must not come back. */
+	c.fd = bpf_map_create(BPF_MAP_TYPE_HASH, "file_rules", sizeof(struct agentd_file_key),
+			      sizeof(struct agentd_file_rule), 64, NULL);
+	ASSERT_OK(c.fd);
+	c.agent_id = ag.id;
+	ASSERT_EQ(ruletab_each(enforcer_rules(ag.e), copy_rule, &c), 0);
+	ASSERT_EQ(c.n, 3);
+	ASSERT_OK(stat(sec, &st));
+	stale = (struct agentd_file_key){ ag.id, gen + 1, kernel_dev(st.st_dev), st.st_ino };
+	ASSERT_OK(bpf_map_update_elem(c.fd, &stale, &rule, BPF_NOEXIST));
+	ASSERT_OK(bpf_obj_pin(c.fd, old_pin));
+	close(c.fd);
+	/* The table as that build left it: without them. */
+	ASSERT_EQ(ruletab_delete(enforcer_rules(ag.e), ag.id, 0), 3);
+	ASSERT_EQ(enforcer_object_filter_rebuild(ag.e), 0);
+	ASSERT_EQ(read_in(&ag, f), EPERM);
+	enforcer_destroy(ag.e);
+
+	ASSERT_EQ(enforcer_load(&ag.e, &opts), 0);
+	ASSERT(access(old_pin, F_OK) && errno == ENOENT);
+	ASSERT_EQ(read_in(&ag, s), EPERM);
+	ASSERT_EQ(read_in(&ag, f), 0);
+	ASSERT_EQ(ruletab_get(enforcer_rules(ag.e), &stale, &got), 0);
+	ASSERT_EQ(enforcer_remove_cgroup(ag.e, ag.cgroup), 0);
+	ASSERT_EQ(rules_remove(ag.e, ag.id), 0);
 	enforcer_destroy(ag.e);
 }

@@ -15,6 +15,7 @@
 #include "enforcer.h"
 #include "log.h"
 #include "netdeny.h"
+#include "ruletab.h"
 #include "files.skel.h"
 #include "files_ro.skel.h"
 #include "exec.skel.h"
@@ -48,6 +49,7 @@ struct enforcer {
 	struct ring_buffer *events;
 	__u32 ring_bytes; /* 0: as the objects declare it */
 	__u64 *object_filter; /* the object_filter map, mapped; NULL without the file objects */
+	struct agentd_rule_bucket *rules; /* the rule_buckets map, mapped; NULL without them */
 	struct agentd_agent_slot *slots; /* the agent_slots map, mapped */
 	__u64 *cgroup_index; /* the agent_cgroup_index map, mapped */
 	/* A switch (or a clear) since the last grace period this process saw: a half it left may
@@ -249,6 +251,7 @@ __u32 enforcer_ring_bytes(const struct enforcer *e)
 static int index_sync(struct enforcer *e);
 static int object_filter_map(struct enforcer *e);
 static int agent_slots_map(struct enforcer *e);
+static int migrate_file_rules(struct enforcer *e);
 
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 {
@@ -301,6 +304,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	err = err ?: index_sync(e);
 	err = err ?: object_filter_map(e);
 	err = err ?: agent_slots_map(e);
+	err = err ?: migrate_file_rules(e);
 	if (err)
 		goto err_free;
 	if (opts->on_event) {
@@ -799,13 +803,28 @@ void enforcer_object_filter_add(struct enforcer *e, __u64 dev, __u64 ino)
 				  __ATOMIC_SEQ_CST);
 }
 
-/* Sets in words the bit of every object fd (file_rules or mount_roots) has an entry for. */
+static void set_bit_of(__u64 *words, __u64 dev, __u64 ino)
+{
+	__u32 bit = agentd_object_bit(dev, ino);
+
+	words[bit / 64] |= 1ULL << (bit % 64);
+}
+
+static int collect_rule(void *words, const struct agentd_file_key *key,
+			const struct agentd_file_rule *rule)
+{
+	(void)rule;
+	set_bit_of(words, key->dev, key->ino);
+	return 0;
+}
+
+/* Sets in words the bit of every object mount_roots has an entry for. */
 static int object_filter_collect(int fd, __u64 *words)
 {
 	enum { CHUNK = 256 };
 	struct agentd_file_key keys[CHUNK];
-	__u64 values[CHUNK]; /* both maps' values are 8 bytes (abi.h) */
-	__u32 batch, n, i, bit;
+	struct agentd_mount_root values[CHUNK];
+	__u32 batch, n, i;
 	void *in = NULL;
 	int err;
 
@@ -814,10 +833,8 @@ static int object_filter_collect(int fd, __u64 *words)
 		err = bpf_map_lookup_batch(fd, in, &batch, keys, values, &n, NULL);
 		if (err && errno != ENOENT)
 			return -errno;
-		for (i = 0; i < n; i++) {
-			bit = agentd_object_bit(keys[i].dev, keys[i].ino);
-			words[bit / 64] |= 1ULL << (bit % 64);
-		}
+		for (i = 0; i < n; i++)
+			set_bit_of(words, keys[i].dev, keys[i].ino);
 		in = &batch;
 	} while (!err);
 	return 0;
@@ -825,17 +842,17 @@ static int object_filter_collect(int fd, __u64 *words)
 
 int enforcer_object_filter_rebuild(struct enforcer *e)
 {
-	int files = enforcer_map_fd(e, "file_rules"), mounts = enforcer_map_fd(e, "mount_roots");
+	int mounts = enforcer_map_fd(e, "mount_roots");
 	__u64 *words;
 	__u32 i;
 	int err;
 
-	if (!e->object_filter || files < 0 || mounts < 0)
+	if (!e->object_filter || !e->rules || mounts < 0)
 		return 0;
 	words = calloc(AGENTD_OBJECT_FILTER_WORDS, sizeof(*words));
 	if (!words)
 		return -ENOMEM;
-	err = object_filter_collect(files, words);
+	err = ruletab_each(e->rules, collect_rule, words);
 	err = err ?: object_filter_collect(mounts, words);
 	/* Word by word, with one store each: a program reads a word as it was or as it is, and
 	 * both have the bit of every entry now in the maps. Bits are only set before an entry
@@ -847,15 +864,82 @@ int enforcer_object_filter_rebuild(struct enforcer *e)
 	return err;
 }
 
-/* Maps object_filter, then sets the bits of every entry already in the maps (pinned by an
- * earlier agentd, maybe of a build before the filter), before any program is attached. */
+/* Maps rule_buckets and object_filter, then sets the bits of every entry already in the maps
+ * (pinned by an earlier agentd, maybe of a build before the filter), before any program is
+ * attached. */
 static int object_filter_map(struct enforcer *e)
 {
-	int err = map_shared(e, "object_filter", OBJECT_FILTER_BYTES, &e->object_filter);
+	int err = map_shared(e, "rule_buckets", RULETAB_BYTES, &e->rules);
 
+	err = err ?: map_shared(e, "object_filter", OBJECT_FILTER_BYTES, &e->object_filter);
 	if (err)
-		return err == -ENOENT ? 0 : err; /* no file objects: no filter */
+		return err == -ENOENT ? 0 : err; /* no file objects: no table, no filter */
 	return enforcer_object_filter_rebuild(e);
+}
+
+struct agentd_rule_bucket *enforcer_rules(struct enforcer *e)
+{
+	return e->rules;
+}
+
+/*
+ * File rules pinned by a build before rule_buckets, in a hash map named file_rules: the entries
+ * of each agent's generation in force are put in the table (their bits in the filter first),
+ * before any program of this build is attached (the programs still attached read the old map
+ * until their links are replaced). The pin goes afterwards; a map that is not what that build
+ * pinned is left, and said so. A table too full to take them fails the load: the old links
+ * stay, and go on enforcing the old map.
+ */
+static int migrate_file_rules(struct enforcer *e)
+{
+	struct agentd_file_key key, *prev = NULL;
+	struct bpf_map_info info = {};
+	struct agentd_file_rule rule;
+	__u32 len = sizeof(info), n = 0, gen;
+	char path[PATH_MAX + 16];
+	int fd, err = 0;
+
+	if (!e->pin_dir[0] || !e->rules)
+		return 0;
+	snprintf(path, sizeof(path), "%s/file_rules", e->pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		goto out;
+	}
+	if (info.type != BPF_MAP_TYPE_HASH || info.key_size != sizeof(key) ||
+	    info.value_size != sizeof(rule)) {
+		log_warn("%s: not the file_rules map of an earlier agentd (type %u, key %u, value "
+			 "%u bytes); left as it is\n",
+			 path, info.type, info.key_size, info.value_size);
+		goto out;
+	}
+	while (!err && !bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		if (!key.agent_id || key.agent_id >= AGENTD_MAX_AGENTS)
+			continue;
+		gen = __atomic_load_n(&e->slots[key.agent_id].generation, __ATOMIC_ACQUIRE);
+		if (!gen || key.generation != gen || bpf_map_lookup_elem(fd, &key, &rule))
+			continue;
+		enforcer_object_filter_add(e, key.dev, key.ino);
+		err = ruletab_put(e->rules, &key, &rule);
+		n += !err;
+	}
+	if (err) {
+		log_err("moving the file rules of %s (an earlier build's) to rule_buckets: %s\n",
+			path, strerror(-err));
+		goto out;
+	}
+	if (unlink(path))
+		err = -errno;
+	else
+		log_info("moved %u file rules from %s (an earlier build's) to rule_buckets\n", n,
+			 path);
+out:
+	close(fd);
+	return err;
 }
 
 /* A multiple of the page size (1024 slots of 56 bytes: 14 pages), as mmap() of a map wants. */
@@ -1159,6 +1243,8 @@ void enforcer_destroy(struct enforcer *e)
 	ring_buffer__free(e->events);
 	if (e->object_filter)
 		munmap(e->object_filter, OBJECT_FILTER_BYTES);
+	if (e->rules)
+		munmap(e->rules, RULETAB_BYTES);
 	if (e->slots)
 		munmap(e->slots, SLOTS_BYTES);
 	if (e->cgroup_index)

@@ -65,10 +65,14 @@ int enforcer_attach_cgroup(struct enforcer *e, int cgroup_fd);
 const char *const *enforcer_missing_hooks(const struct enforcer *e);
 
 /* Registers the cgroup at path (and so its descendants) as agent_id's. */
+/* The file rule table (abi.h, ruletab.h), mapped; NULL without the file objects. */
+struct agentd_rule_bucket *enforcer_rules(struct enforcer *e);
+
 /*
  * The object filter (abi.h): enforcer_object_filter_add() sets the bit of an object before an
- * entry naming it is added to file_rules or mount_roots (rules.c does; so must anything else
- * that adds one: an entry without its bit is never looked up, and the walk goes on above it).
+ * entry naming it is added to the rule table or mount_roots (rules.c does; so must anything
+ * else that adds one: an entry without its bit is never looked up, and the walk goes on above
+ * it).
  * enforcer_object_filter_rebuild() clears the bits no entry needs any more, after deletions.
  * Callers serialize (agentd's one thread). Both do nothing without the file objects.
  */
@@ -114,7 +118,7 @@ int enforcer_consume(struct enforcer *e, int timeout_ms);
 int enforcer_events_fd(const struct enforcer *e);
 /* Events the kernel could not record for agent_id, summed over CPUs. */
 int enforcer_drops(struct enforcer *e, __u32 agent_id, __u64 *drops);
-/* The fd of a shared map by name ("file_rules", "agent_cgroups", ...), for rules.c. */
+/* The fd of a shared map by name ("mount_roots", "agent_cgroups", ...), for rules.c. */
 int enforcer_map_fd(const struct enforcer *e, const char *name);
 /* Detaches, unloads, frees; accepts NULL. Pinned links and maps stay. */
 void enforcer_destroy(struct enforcer *e);

@@ -10,16 +10,18 @@
 #include <bpf/bpf.h>
 #include "mounts.h"
 #include "rules.h"
+#include "ruletab.h"
 
 struct maps {
 	struct enforcer *e;
-	int files, net, mounts;
+	struct agentd_rule_bucket *files; /* NULL without the file objects */
+	int net, mounts;
 };
 
 static int get_maps(struct enforcer *e, struct maps *m)
 {
 	m->e = e;
-	m->files = enforcer_map_fd(e, "file_rules");
+	m->files = enforcer_rules(e);
 	m->net = enforcer_map_fd(e, "net_rules");
 	m->mounts = enforcer_map_fd(e, "mount_roots");
 	return 0;
@@ -66,12 +68,9 @@ static int delete_matching(int fd, size_t key_size, size_t agent_off, __u32 agen
  * costs a lookup, nothing more). */
 static int delete_generations(const struct maps *m, __u32 agent_id, __u32 keep)
 {
-	int files, net, mounts;
+	size_t files = m->files ? ruletab_delete(m->files, agent_id, keep) : 0;
+	int net, mounts;
 
-	files = delete_matching(m->files, sizeof(struct agentd_file_key),
-				offsetof(struct agentd_file_key, agent_id), agent_id, keep);
-	if (files < 0)
-		return files;
 	net = delete_matching(m->net, sizeof(struct agentd_net_key),
 			      offsetof(struct agentd_net_key, agent_id), agent_id, keep);
 	if (net < 0)
@@ -205,32 +204,40 @@ static int write_mounts(const struct maps *m, __u32 agent_id, __u32 gen,
 	return err;
 }
 
-/* The current generation's file rules, read back from the map. */
+struct objects_of {
+	__u32 agent_id, gen;
+	size_t cap;
+	struct ruleset_objects *o;
+};
+
+static int collect_object(void *ctx, const struct agentd_file_key *key,
+			  const struct agentd_file_rule *rule)
+{
+	struct objects_of *c = ctx;
+	struct ruleset_objects *o = c->o;
+	struct object_rule *more;
+
+	if (key->agent_id != c->agent_id || key->generation != c->gen)
+		return 0;
+	if (o->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		more = realloc(o->rules, c->cap * sizeof(*o->rules));
+		if (!more)
+			return -ENOMEM;
+		o->rules = more;
+	}
+	o->rules[o->n++] = (struct object_rule){ .dev = key->dev, .ino = key->ino, .rule = *rule };
+	return 0;
+}
+
+/* The current generation's file rules, read back from the table. */
 static int read_objects(const struct maps *m, __u32 agent_id, __u32 gen, struct ruleset_objects *o)
 {
-	struct agentd_file_key key, next;
-	struct object_rule *more;
-	size_t cap = 0;
-	void *prev = NULL;
+	struct objects_of c = { .agent_id = agent_id, .gen = gen, .o = o };
+	int err = ruletab_each(m->files, collect_object, &c);
 
-	while (!bpf_map_get_next_key(m->files, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (key.agent_id != agent_id || key.generation != gen)
-			continue;
-		if (o->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			more = realloc(o->rules, cap * sizeof(*o->rules));
-			if (!more)
-				return -ENOMEM;
-			o->rules = more;
-		}
-		o->rules[o->n].dev = key.dev;
-		o->rules[o->n].ino = key.ino;
-		if (bpf_map_lookup_elem(m->files, &key, &o->rules[o->n].rule))
-			continue; /* deleted meanwhile: a generation going away */
-		o->n++;
-	}
+	if (err)
+		return err;
 	qsort(o->rules, o->n, sizeof(*o->rules), object_cmp);
 	return 0;
 }
@@ -242,6 +249,7 @@ static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const st
 	struct agentd_file_rule rule;
 	struct stat st;
 	size_t i;
+	int err;
 
 	o->rules = calloc(rs->nfiles ? rs->nfiles : 1, sizeof(*o->rules));
 	if (!o->rules)
@@ -259,12 +267,13 @@ static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const st
 			(struct object_rule){ .dev = key.dev, .ino = key.ino, .rule = rule };
 		/* Without the BPF LSM objects there is no file layer to fill (the caller chose
 		 * and reports it); the paths are still resolved, so errors do not depend on it. */
-		if (m->files < 0)
+		if (!m->files)
 			continue;
 		enforcer_object_filter_add(m->e, key.dev, key.ino);
-		if (bpf_map_update_elem(m->files, &key, &rule, BPF_ANY)) {
+		err = ruletab_put(m->files, &key, &rule);
+		if (err) {
 			*failed = i;
-			return -errno;
+			return err;
 		}
 	}
 	return 0;
@@ -358,6 +367,10 @@ int rules_remove(struct enforcer *e, __u32 agent_id)
 	err = enforcer_agent_clear(e, agent_id);
 	if (err)
 		return err;
+	/* As after a switch: a program that read the generation before the clear may still look
+	 * its rules up. Should the wait fail, they go all the same (the agent id may be given
+	 * again, from generation 1). */
+	enforcer_wait_for_programs(e);
 	return delete_generations(&m, agent_id, 0);
 }
 
@@ -369,7 +382,7 @@ int rules_refresh_mounts(struct enforcer *e, __u32 agent_id)
 	int err;
 
 	err = get_maps(e, &m);
-	if (err || m.files < 0 || m.mounts < 0)
+	if (err || !m.files || m.mounts < 0)
 		return err;
 	err = enforcer_agent_config(e, agent_id, &cfg);
 	if (err)
