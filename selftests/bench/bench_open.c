@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -266,6 +267,19 @@ static int extra_rule(struct bench *b, const char *path, struct agentd_file_key 
 	}
 	enforcer_object_filter_add(b->e, key->dev, key->ino);
 	return ruletab_put(t, key, &rule);
+}
+
+/*
+ * The loops' tasks stand for an agent's, and an agent's task is never a fork of agentd (agentctl
+ * run starts it; attach takes it as it is): without this, each fork of the exec loop would copy a
+ * page-table entry for each of the rule table's 4,096 pages, which the kernel maps one by one
+ * (on 6.1 it doubled the loop's instructions, docs/PERFORMANCE.md).
+ */
+static int table_not_inherited(struct bench *b)
+{
+	void *t = enforcer_rules(b->e);
+
+	return t && madvise(t, RULETAB_BYTES, MADV_DONTFORK) ? -errno : 0;
 }
 
 static void detach(struct bench *b)
@@ -617,6 +631,7 @@ int main(int argc, char **argv)
 	b.cg_fd[1] = bench_cgroup(root, "bench-agent");
 	err = b.cg_fd[0] < 0 ? b.cg_fd[0] : b.cg_fd[1] < 0 ? b.cg_fd[1] : setup_files(&b);
 	err = err ?: enforcer_load(&b.e, &opts);
+	err = err ?: table_not_inherited(&b);
 	err = err ?: bench_lsmcg_load(b.e, &b.old);
 	err = err ?: setup_udp(&b);
 	if (!err) {

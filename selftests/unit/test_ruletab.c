@@ -88,9 +88,13 @@ TEST(ruletab_finds_each_key_and_nothing_else)
 	ASSERT_EQ(ruletab_put(t, &k, &r), 0);
 	ASSERT_EQ(entries(t), 5000);
 	ASSERT_EQ(program_find(t, &k)->rule_id, 1000);
-	/* Owner 0 is a free slot: no agent 0. */
+	/* Owner 0 is a free slot: no agent 0. A rule's word 0 is none: no rule id 0. */
 	k = key(0, 1, 1, 1);
 	ASSERT_EQ(ruletab_put(t, &k, &r), -EINVAL);
+	k = key(3, 7, 0x800001, 6000);
+	r = (struct agentd_file_rule){ 0, AGENTD_RIGHTS_ALL };
+	ASSERT_EQ(ruletab_put(t, &k, &r), -EINVAL);
+	ASSERT(!program_find(t, &k));
 	free(t);
 }
 

@@ -156,7 +156,7 @@ int agent_setup(struct enforcer *e, const struct options *o, bool lsm, struct ag
 	err = rules_apply(e, AGENT_ID, &r->c.rs, &gen, &failed);
 	if (err) {
 		log_err("agent rules: %s%s%s\n", failed >= 0 ? r->c.files[failed].path : "",
-			failed >= 0 ? ": " : "", strerror(-err));
+			failed >= 0 ? ": " : "", rules_strerror(err, failed));
 		return err;
 	}
 	return attach(e, o, lsm);

@@ -154,7 +154,7 @@ static int apply(struct daemon *d, struct agent *a, struct loaded *l, char *why,
 	if (err) {
 		say(why, whysz, "applying %s: %s%s%s", a->st.policy,
 		    failed >= 0 ? l->c.files[failed].path : "", failed >= 0 ? ": " : "",
-		    strerror(-err));
+		    rules_strerror(err, failed));
 		return err;
 	}
 	a->st.generation = gen;

@@ -357,6 +357,14 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 	return 0;
 }
 
+const char *rules_strerror(int err, int failed)
+{
+	if (err == -ENOSPC && failed >= 0)
+		return "no room in the file rule table for this object (both its buckets are "
+		       "full; docs/ARCHITECTURE.md)";
+	return strerror(-err);
+}
+
 int rules_remove(struct enforcer *e, __u32 agent_id)
 {
 	struct maps m;

@@ -43,6 +43,9 @@ struct ruleset {
  */
 int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __u32 *generation,
 		int *failed);
+/* What rules_apply()'s err says, for people: the file rule table's being full (-ENOSPC at a
+ * file rule, *failed >= 0) is said so, the rest as strerror() says it. */
+const char *rules_strerror(int err, int failed);
 /*
  * Brings agent_id's mount roots (the table the hooks that see no mount use, rights.bpf.h) up to
  * date with agentd's mount table, in its current generation: new and changed roots first, then

@@ -58,8 +58,9 @@ int ruletab_put(struct agentd_rule_bucket *t, const struct agentd_file_key *key,
 	int n0, n1, j0, j1;
 	__u32 b[2];
 
-	if (!key->agent_id)
-		return -EINVAL; /* owner 0 is a free slot */
+	/* Owner 0 is a free slot, and a rule's word 0 is none (rights.bpf.h). */
+	if (!key->agent_id || !rule->rule_id)
+		return -EINVAL;
 	s = find(t, key, b);
 	if (s) {
 		store_rule(s, rule);
