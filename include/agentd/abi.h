@@ -397,10 +397,10 @@ _Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout
 /*
  * Hooks that see a dentry and no mount (utimes, extended attributes, POSIX ACLs) cannot cross
  * mounts upward. mount_roots hash, keyed by agentd_file_key on the dentry a mount shows at its
- * top: the rights at that mount's mount point, intersected over every mount with that root, as agentd
- * saw its mount table when the policy loaded. Such a walk stays inside the object's file system
- * and intersects the rights of every mount root it passes (it cannot tell which mount the object
- * was reached through): a bind mount can only narrow what it grants (rights.bpf.h).
+ * top: the rights at that mount's mount point, intersected over every mount with that root, as
+ * agentd saw its mount table when the policy loaded. Such a walk stays inside the object's file
+ * system and intersects the rights of every mount root it passes (it cannot tell which mount the
+ * object was reached through): a bind mount can only narrow what it grants (rights.bpf.h).
  */
 struct agentd_mount_root {
 	__u32 rule_id; /* the rule that decided at the mount point; 0 for none or several */

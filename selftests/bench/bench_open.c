@@ -273,7 +273,7 @@ static int extra_rule(struct bench *b, const char *path, struct agentd_file_key 
  * The loops' tasks stand for an agent's, and an agent's task is never a fork of agentd (agentctl
  * run starts it; attach takes it as it is): without this, each fork of the exec loop would copy a
  * page-table entry for each of the rule table's 4,096 pages, which the kernel maps one by one
- * (on 6.1 it doubled the loop's instructions, docs/PERFORMANCE.md).
+ * (on 6.1 it nearly doubled the loop's instructions, docs/PERFORMANCE.md).
  */
 static int table_not_inherited(struct bench *b)
 {

@@ -121,35 +121,49 @@ static int read_in(const struct test_agent *ag, const char *path)
 	return test_agent_run(ag, op_open, OP(.a = path, .flags = O_RDONLY));
 }
 
+/* A tree with a denied subtree: top (all rights) holds f and secret (none), which holds s. */
+struct secret_tree {
+	char pins[PATH_MAX], top[PATH_MAX], sec[PATH_MAX], s[PATH_MAX], f[PATH_MAX];
+	struct enforcer_opts opts;
+	__u32 gen;
+};
+
+/* Agent ag under that tree's rules ("/" read and exec above it), its maps and links pinned. */
+static void agent_with_secret(struct test_agent *ag, struct secret_tree *t)
+{
+	test_pin_dir(t->pins, sizeof(t->pins));
+	t->opts = (struct enforcer_opts){ .lsm = true, .pin_dir = t->pins };
+	test_dir(t->top, sizeof(t->top));
+	ASSERT_OK(mkdir(PATHF(t->sec, "%s/secret", t->top), 0755));
+	test_write(PATHF(t->s, "%s/s", t->sec), "x\n", 0644);
+	test_write(PATHF(t->f, "%s/f", t->top), "x\n", 0644);
+	const struct file_rule files[] = { { "/", RX },
+					   { t->top, AGENTD_RIGHTS_ALL },
+					   { t->sec, 0 } };
+	test_cgroup(ag->cgroup, sizeof(ag->cgroup));
+	ASSERT_EQ(enforcer_load(&ag->e, &t->opts), 0);
+	ASSERT_EQ(enforcer_attach_lsm(ag->e), 0);
+	ASSERT_EQ(rules_apply(ag->e, ag->id, &(struct ruleset){ .files = files, .nfiles = 3 },
+			      &t->gen, NULL),
+		  0);
+	ASSERT_EQ(enforcer_add_cgroup(ag->e, ag->cgroup, ag->id), 0);
+	ASSERT_EQ(read_in(ag, t->s), EPERM);
+	ASSERT_EQ(read_in(ag, t->f), 0);
+}
+
 TEST(object_filter_is_rebuilt_from_pinned_rules)
 {
-	char pins[PATH_MAX], top[PATH_MAX], sec[PATH_MAX], s[PATH_MAX], f[PATH_MAX];
-	struct enforcer_opts opts = { .lsm = true };
 	struct test_agent ag = { .id = 11 };
-	__u32 gen;
+	struct secret_tree t;
+	const char *sec = t.sec, *top = t.top, *s = t.s, *f = t.f;
 
-	test_pin_dir(pins, sizeof(pins));
-	opts.pin_dir = pins;
-	test_dir(top, sizeof(top));
-	ASSERT_OK(mkdir(PATHF(sec, "%s/secret", top), 0755));
-	test_write(PATHF(s, "%s/s", sec), "x\n", 0644);
-	test_write(PATHF(f, "%s/f", top), "x\n", 0644);
-	const struct file_rule files[] = { { "/", RX }, { top, AGENTD_RIGHTS_ALL }, { sec, 0 } };
-	test_cgroup(ag.cgroup, sizeof(ag.cgroup));
-	ASSERT_EQ(enforcer_load(&ag.e, &opts), 0);
-	ASSERT_EQ(enforcer_attach_lsm(ag.e), 0);
-	ASSERT_EQ(rules_apply(ag.e, ag.id, &(struct ruleset){ .files = files, .nfiles = 3 }, &gen,
-			      NULL),
-		  0);
-	ASSERT_EQ(enforcer_add_cgroup(ag.e, ag.cgroup, ag.id), 0);
-	ASSERT_EQ(read_in(&ag, s), EPERM);
-	ASSERT_EQ(read_in(&ag, f), 0);
+	agent_with_secret(&ag, &t);
 	/* The denying rule without its bit, as pins of a build before the filter have it: the
 	 * walk passes it by and the tree above allows. What the load must repair. */
 	ASSERT_EQ(object_bit(ag.e, sec, 0), 1);
 	ASSERT_EQ(read_in(&ag, s), 0);
 	enforcer_destroy(ag.e);
-	ASSERT_EQ(enforcer_load(&ag.e, &opts), 0);
+	ASSERT_EQ(enforcer_load(&ag.e, &t.opts), 0);
 	ASSERT_EQ(object_bit(ag.e, sec, -1), 1);
 	ASSERT_EQ(read_in(&ag, s), EPERM);
 	ASSERT_EQ(read_in(&ag, f), 0);
@@ -186,33 +200,16 @@ static int copy_rule(void *ctx, const struct agentd_file_key *key,
  */
 TEST(pinned_file_rules_of_an_earlier_build_move_into_the_table)
 {
-	char pins[PATH_MAX], top[PATH_MAX], sec[PATH_MAX], s[PATH_MAX], f[PATH_MAX];
-	char old_pin[PATH_MAX + 16];
-	struct enforcer_opts opts = { .lsm = true };
-	struct test_agent ag = { .id = 12 };
 	struct agentd_file_rule rule = { 77, AGENTD_RIGHTS_ALL }, got;
+	struct test_agent ag = { .id = 12 };
+	char old_pin[PATH_MAX + 16];
 	struct agentd_file_key stale;
 	struct copy_ctx c = {};
+	struct secret_tree t;
 	struct stat st;
-	__u32 gen;
 
-	test_pin_dir(pins, sizeof(pins));
-	opts.pin_dir = pins;
-	snprintf(old_pin, sizeof(old_pin), "%s/file_rules", pins);
-	test_dir(top, sizeof(top));
-	ASSERT_OK(mkdir(PATHF(sec, "%s/secret", top), 0755));
-	test_write(PATHF(s, "%s/s", sec), "x\n", 0644);
-	test_write(PATHF(f, "%s/f", top), "x\n", 0644);
-	const struct file_rule files[] = { { "/", RX }, { top, AGENTD_RIGHTS_ALL }, { sec, 0 } };
-	test_cgroup(ag.cgroup, sizeof(ag.cgroup));
-	ASSERT_EQ(enforcer_load(&ag.e, &opts), 0);
-	ASSERT_EQ(enforcer_attach_lsm(ag.e), 0);
-	ASSERT_EQ(rules_apply(ag.e, ag.id, &(struct ruleset){ .files = files, .nfiles = 3 }, &gen,
-			      NULL),
-		  0);
-	ASSERT_EQ(enforcer_add_cgroup(ag.e, ag.cgroup, ag.id), 0);
-	ASSERT_EQ(read_in(&ag, s), EPERM);
-	ASSERT_EQ(read_in(&ag, f), 0);
+	agent_with_secret(&ag, &t);
+	snprintf(old_pin, sizeof(old_pin), "%s/file_rules", t.pins);
 	/* The old build's map: this generation's rules, and one of a generation not in force
 	 * (all rights on the denied tree) that must not come back. */
 	c.fd = bpf_map_create(BPF_MAP_TYPE_HASH, "file_rules", sizeof(struct agentd_file_key),
@@ -221,21 +218,21 @@ TEST(pinned_file_rules_of_an_earlier_build_move_into_the_table)
 	c.agent_id = ag.id;
 	ASSERT_EQ(ruletab_each(enforcer_rules(ag.e), copy_rule, &c), 0);
 	ASSERT_EQ(c.n, 3);
-	ASSERT_OK(stat(sec, &st));
-	stale = (struct agentd_file_key){ ag.id, gen + 1, kernel_dev(st.st_dev), st.st_ino };
+	ASSERT_OK(stat(t.sec, &st));
+	stale = (struct agentd_file_key){ ag.id, t.gen + 1, kernel_dev(st.st_dev), st.st_ino };
 	ASSERT_OK(bpf_map_update_elem(c.fd, &stale, &rule, BPF_NOEXIST));
 	ASSERT_OK(bpf_obj_pin(c.fd, old_pin));
 	close(c.fd);
 	/* The table as that build left it: without them. */
 	ASSERT_EQ(ruletab_delete(enforcer_rules(ag.e), ag.id, 0), 3);
 	ASSERT_EQ(enforcer_object_filter_rebuild(ag.e), 0);
-	ASSERT_EQ(read_in(&ag, f), EPERM);
+	ASSERT_EQ(read_in(&ag, t.f), EPERM);
 	enforcer_destroy(ag.e);
 
-	ASSERT_EQ(enforcer_load(&ag.e, &opts), 0);
+	ASSERT_EQ(enforcer_load(&ag.e, &t.opts), 0);
 	ASSERT(access(old_pin, F_OK) && errno == ENOENT);
-	ASSERT_EQ(read_in(&ag, s), EPERM);
-	ASSERT_EQ(read_in(&ag, f), 0);
+	ASSERT_EQ(read_in(&ag, t.s), EPERM);
+	ASSERT_EQ(read_in(&ag, t.f), 0);
 	ASSERT_EQ(ruletab_get(enforcer_rules(ag.e), &stale, &got), 0);
 	ASSERT_EQ(enforcer_remove_cgroup(ag.e, ag.cgroup), 0);
 	ASSERT_EQ(rules_remove(ag.e, ag.id), 0);

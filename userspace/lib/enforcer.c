@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <unistd.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -883,6 +884,39 @@ struct agentd_rule_bucket *enforcer_rules(struct enforcer *e)
 }
 
 /*
+ * The hash map an earlier build pinned in pin_dir as name (its path in path), when its key and
+ * value have the sizes that build gave them: its fd. -ENOENT when there is no such pin, or it
+ * is not that map (then left as it is, and said so); -errno on failure.
+ */
+static int earlier_hash_pin(const struct enforcer *e, const char *name, __u32 key_size,
+			    __u32 value_size, char *path, size_t sz)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	if (!e->pin_dir[0])
+		return -ENOENT;
+	snprintf(path, sz, "%s/%s", e->pin_dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (info.type == BPF_MAP_TYPE_HASH && info.key_size == key_size &&
+	    info.value_size == value_size)
+		return fd;
+	log_warn("%s: not the %s map of an earlier agentd (type %u, key %u, value %u bytes); left "
+		 "as it is\n",
+		 path, name, info.type, info.key_size, info.value_size);
+	close(fd);
+	return -ENOENT;
+}
+
+/*
  * File rules pinned by a build before rule_buckets, in a hash map named file_rules: the entries
  * of each agent's generation in force are put in the table (their bits in the filter first),
  * before any program of this build is attached (the programs still attached read the old map
@@ -893,29 +927,16 @@ struct agentd_rule_bucket *enforcer_rules(struct enforcer *e)
 static int migrate_file_rules(struct enforcer *e)
 {
 	struct agentd_file_key key, *prev = NULL;
-	struct bpf_map_info info = {};
 	struct agentd_file_rule rule;
-	__u32 len = sizeof(info), n = 0, gen;
 	char path[PATH_MAX + 16];
+	__u32 n = 0, gen;
 	int fd, err = 0;
 
-	if (!e->pin_dir[0] || !e->rules)
+	if (!e->rules)
 		return 0;
-	snprintf(path, sizeof(path), "%s/file_rules", e->pin_dir);
-	fd = bpf_obj_get(path);
+	fd = earlier_hash_pin(e, "file_rules", sizeof(key), sizeof(rule), path, sizeof(path));
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		err = -errno;
-		goto out;
-	}
-	if (info.type != BPF_MAP_TYPE_HASH || info.key_size != sizeof(key) ||
-	    info.value_size != sizeof(rule)) {
-		log_warn("%s: not the file_rules map of an earlier agentd (type %u, key %u, value "
-			 "%u bytes); left as it is\n",
-			 path, info.type, info.key_size, info.value_size);
-		goto out;
-	}
+		return fd == -ENOENT ? 0 : fd;
 	while (!err && !bpf_map_get_next_key(fd, prev, &key)) {
 		prev = &key;
 		if (!key.agent_id || key.agent_id >= AGENTD_MAX_AGENTS)
@@ -923,6 +944,10 @@ static int migrate_file_rules(struct enforcer *e)
 		gen = __atomic_load_n(&e->slots[key.agent_id].generation, __ATOMIC_ACQUIRE);
 		if (!gen || key.generation != gen || bpf_map_lookup_elem(fd, &key, &rule))
 			continue;
+		/* The table has no rule id 0 (a rule's word 0 is none, rights.bpf.h); agentd
+		 * never gave one, and one that comes anyway is kept, as "unknown". */
+		if (!rule.rule_id)
+			rule.rule_id = UINT32_MAX;
 		enforcer_object_filter_add(e, key.dev, key.ino);
 		err = ruletab_put(e->rules, &key, &rule);
 		n += !err;
@@ -930,14 +955,12 @@ static int migrate_file_rules(struct enforcer *e)
 	if (err) {
 		log_err("moving the file rules of %s (an earlier build's) to rule_buckets: %s\n",
 			path, strerror(-err));
-		goto out;
-	}
-	if (unlink(path))
+	} else if (unlink(path)) {
 		err = -errno;
-	else
+	} else {
 		log_info("moved %u file rules from %s (an earlier build's) to rule_buckets\n", n,
 			 path);
-out:
+	}
 	close(fd);
 	return err;
 }
@@ -1027,28 +1050,13 @@ int enforcer_agent_clear(struct enforcer *e, __u32 agent_id)
 static int migrate_agents(struct enforcer *e)
 {
 	struct agentd_agent_config cfg;
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), id, *prev = NULL, n = 0;
+	__u32 id, *prev = NULL, n = 0;
 	char path[PATH_MAX + 16];
 	int fd, err = 0;
 
-	if (!e->pin_dir[0])
-		return 0;
-	snprintf(path, sizeof(path), "%s/agents", e->pin_dir);
-	fd = bpf_obj_get(path);
+	fd = earlier_hash_pin(e, "agents", sizeof(id), sizeof(cfg), path, sizeof(path));
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		err = -errno;
-		goto out;
-	}
-	if (info.type != BPF_MAP_TYPE_HASH || info.key_size != sizeof(id) ||
-	    info.value_size != sizeof(cfg)) {
-		log_warn("%s: not the agents map of an earlier agentd (type %u, key %u, value %u "
-			 "bytes); left as it is\n",
-			 path, info.type, info.key_size, info.value_size);
-		goto out;
-	}
+		return fd == -ENOENT ? 0 : fd;
 	while (!bpf_map_get_next_key(fd, prev, &id)) {
 		prev = &id;
 		if (bpf_map_lookup_elem(fd, &id, &cfg) || id >= AGENTD_MAX_AGENTS ||
@@ -1064,7 +1072,6 @@ static int migrate_agents(struct enforcer *e)
 		log_info("moved %u agents' configurations from %s (an earlier build's) to "
 			 "agent_slots\n",
 			 n, path);
-out:
 	close(fd);
 	return err;
 }

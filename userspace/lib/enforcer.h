@@ -64,7 +64,6 @@ int enforcer_attach_cgroup(struct enforcer *e, int cgroup_fd);
 /* LSM hooks this kernel lacks ("file_truncate" before 6.2, ...); NULL-terminated. */
 const char *const *enforcer_missing_hooks(const struct enforcer *e);
 
-/* Registers the cgroup at path (and so its descendants) as agent_id's. */
 /* The file rule table (abi.h, ruletab.h), mapped; NULL without the file objects. */
 struct agentd_rule_bucket *enforcer_rules(struct enforcer *e);
 
@@ -95,6 +94,7 @@ int enforcer_agent_switch(struct enforcer *e, __u32 agent_id,
 int enforcer_agent_clear(struct enforcer *e, __u32 agent_id);
 int enforcer_wait_for_programs(struct enforcer *e);
 
+/* Registers the cgroup at path (and so its descendants) as agent_id's. */
 int enforcer_add_cgroup(struct enforcer *e, const char *path, __u32 agent_id);
 int enforcer_remove_cgroup(struct enforcer *e, const char *path);
 /* The same by cgroup id and level (from the cgroup v2 root, which is level 0). */

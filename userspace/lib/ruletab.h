@@ -12,9 +12,10 @@
  * serialize); a reader sees a slot's object and rule before its owner.
  *
  * ruletab_put(): key's rule, in place when key has one, else in a free slot of the emptier of
- * its two buckets; -ENOSPC when both are full, -EINVAL for agent id or rule id 0. ruletab_get(): 1 and *rule when key has one,
- * else 0. ruletab_delete(): frees every slot of agent_id's generations but keep (every one when
- * keep is 0); returns how many; only for generations no program can hold (abi.h).
+ * its two buckets; -ENOSPC when both are full, -EINVAL for agent id or rule id 0.
+ * ruletab_get(): 1 and *rule when key has one, else 0.
+ * ruletab_delete(): frees every slot of agent_id's generations but keep (every one when keep is
+ * 0); returns how many; only for generations no program can hold (abi.h).
  * ruletab_remove(): frees key's slot; 1 if it had one, else 0; the same caution (or no program
  * running that could look it up: the benchmark's own rules).
  * ruletab_each(): calls fn on every entry until it returns non-zero, which it returns.
