@@ -24,9 +24,11 @@ struct {
 
 /*
  * The rule in bucket b of owner on (dev, ino), as one word (struct agentd_file_rule's 8 bytes),
- * or 0 for none: ruletab_put() refuses rule id 0, so a rule's word is never 0. Each slot's owner
- * is one load, before its object's (abi.h). A word, not a pointer into the bucket: a global
- * function returns a scalar.
+ * or 0 for none: ruletab_put() refuses rule id 0, so a rule's word is never 0. Each word is one
+ * load, the owner's first (volatile: the compiler keeps their order, and so does x86), so a slot
+ * being filled is seen whole or not matched (agentd stores its owner last), and a slot is not
+ * freed while a program may hold its generation (abi.h). A word, not a pointer into the bucket:
+ * a global function returns a scalar.
  */
 static __always_inline __u64 bucket_rule(__u32 b, __u64 owner, __u64 dev, __u64 ino)
 {
@@ -39,7 +41,8 @@ static __always_inline __u64 bucket_rule(__u32 b, __u64 owner, __u64 dev, __u64 
 #pragma unroll
 	for (j = 0; j < AGENTD_RULE_BUCKET_SLOTS; j++) {
 		sl = &bk->slot[j];
-		if (*(volatile __u64 *)&sl->owner == owner && sl->dev == dev && sl->ino == ino)
+		if (*(volatile __u64 *)&sl->owner == owner && *(volatile __u64 *)&sl->dev == dev &&
+		    *(volatile __u64 *)&sl->ino == ino)
 			return *(volatile __u64 *)&sl->rule;
 	}
 	return 0;
