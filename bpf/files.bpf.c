@@ -96,11 +96,11 @@ static __always_inline int check_move(const struct agent *a, __u32 hook, struct 
 		deny = 1;
 		goto out;
 	}
-	rights_walk(a, obj, mnt, &src);
+	rights_walk_looped(a, obj, mnt, &src);
 	deny = (src.rights & src_needed) != src_needed;
 	if (deny)
 		goto out;
-	rights_walk(a, dir, to_dir->mnt, &dst);
+	rights_walk_looped(a, dir, to_dir->mnt, &dst);
 	deny = (dst.rights & (AGENTD_RIGHT_CREATE | AGENTD_RIGHT_LINK)) !=
 	       (AGENTD_RIGHT_CREATE | AGENTD_RIGHT_LINK);
 	if (deny) {
