@@ -141,11 +141,12 @@ static inline __u64 agentd_cgroup_index_word(__u64 cgroup_id, __u32 agent_id)
 }
 
 /*
- * object_filter map: AGENTD_OBJECT_FILTER_BITS bits in 64-bit words, one per hash of a file
- * system object (device, inode). The bit of every object in rule_buckets or mount_roots, of any
- * agent and generation, is set before the entry is added; bits of objects no entry names any
- * more are cleared by a rebuild after entries are deleted. A clear bit answers "no rule here"
- * with one load: the path walk looks up its maps only at levels whose bit is set.
+ * object_filter map: AGENTD_OBJECT_FILTER_BITS bits in 64-bit words, all in the map's one
+ * element, one per hash of a file system object (device, inode). The bit of every object in
+ * rule_buckets or mount_roots, of any agent and generation, is set before the entry is added;
+ * bits of objects no entry names any more are cleared by a rebuild after entries are deleted. A
+ * clear bit answers "no rule here" with one load: the path walk looks up its maps only at levels
+ * whose bit is set.
  */
 #define AGENTD_OBJECT_FILTER_SHIFT 22
 #define AGENTD_OBJECT_FILTER_BITS (1U << AGENTD_OBJECT_FILTER_SHIFT)
@@ -415,5 +416,7 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 /* A walk without a mount reached the top of a file system that no mount agentd saw shows: fail
  * closed. */
 #define AGENTD_REASON_UNKNOWN_MOUNT 13
+/* A map the decision reads could not be looked up (never expected): fail closed. */
+#define AGENTD_REASON_MAP_UNREADABLE 14
 
 #endif /* AGENTD_ABI_H */

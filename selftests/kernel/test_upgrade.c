@@ -11,6 +11,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -99,20 +100,25 @@ TEST(upgrade_replaces_changed_programs_and_removes_stale_links)
 static int object_bit(struct enforcer *e, const char *path, int set)
 {
 	int fd = enforcer_map_fd(e, "object_filter");
-	__u32 bit, word;
+	__u64 *w = calloc(AGENTD_OBJECT_FILTER_WORDS, sizeof(*w));
+	__u32 bit, zero = 0;
 	struct stat st;
-	__u64 w, was;
+	int was;
 
+	ASSERT(w);
 	ASSERT_OK(fd);
 	ASSERT_OK(stat(path, &st));
 	bit = agentd_object_bit(kernel_dev(st.st_dev), st.st_ino);
-	word = bit / 64;
-	ASSERT_OK(bpf_map_lookup_elem(fd, &word, &w));
-	was = (w >> (bit % 64)) & 1;
+	ASSERT_OK(bpf_map_lookup_elem(fd, &zero, w));
+	was = (w[bit / 64] >> (bit % 64)) & 1;
 	if (set >= 0) {
-		w = set ? w | 1ULL << (bit % 64) : w & ~(1ULL << (bit % 64));
-		ASSERT_OK(bpf_map_update_elem(fd, &word, &w, BPF_ANY));
+		if (set)
+			w[bit / 64] |= 1ULL << (bit % 64);
+		else
+			w[bit / 64] &= ~(1ULL << (bit % 64));
+		ASSERT_OK(bpf_map_update_elem(fd, &zero, w, BPF_ANY));
 	}
+	free(w);
 	return was;
 }
 
@@ -172,6 +178,49 @@ TEST(object_filter_is_rebuilt_from_pinned_rules)
 	ASSERT_EQ(rules_remove(ag.e, ag.id), 0);
 	ASSERT_EQ(object_bit(ag.e, sec, -1), 0);
 	ASSERT_EQ(object_bit(ag.e, top, -1), 0);
+	enforcer_destroy(ag.e);
+}
+
+/*
+ * The object filter as a build before stop 18 pinned it (65,536 elements of one word), empty:
+ * the load replaces the pin with a filter of this build's layout, built from the pinned rules,
+ * where reusing the old one would fail the load (libbpf compares layouts), and an empty one
+ * would decide every walk by "no rule".
+ */
+TEST(object_filter_of_an_earlier_layout_is_built_again)
+{
+	struct test_agent ag = { .id = 13 };
+	char pin[PATH_MAX + 16];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct secret_tree t;
+	int fd;
+
+	agent_with_secret(&ag, &t);
+	enforcer_destroy(ag.e);
+	snprintf(pin, sizeof(pin), "%s/object_filter", t.pins);
+	ASSERT_OK(unlink(pin));
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "object_filter", sizeof(__u32), sizeof(__u64),
+			    AGENTD_OBJECT_FILTER_WORDS,
+			    &(struct bpf_map_create_opts){ .sz = sizeof(struct bpf_map_create_opts),
+							   .map_flags = BPF_F_MMAPABLE });
+	ASSERT_OK(fd);
+	ASSERT_OK(bpf_obj_pin(fd, pin));
+	close(fd);
+
+	ASSERT_EQ(enforcer_load(&ag.e, &t.opts), 0);
+	/* The links of the first load run on the filter whose pin went: they are replaced. */
+	ASSERT_EQ(enforcer_attach_lsm(ag.e), 0);
+	fd = bpf_obj_get(pin);
+	ASSERT_OK(fd);
+	ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len));
+	close(fd);
+	ASSERT_EQ(info.max_entries, 1);
+	ASSERT_EQ(object_bit(ag.e, t.sec, -1), 1);
+	ASSERT_EQ(read_in(&ag, t.s), EPERM);
+	ASSERT_EQ(read_in(&ag, t.f), 0);
+	ASSERT_EQ(enforcer_remove_cgroup(ag.e, ag.cgroup), 0);
+	ASSERT_EQ(rules_remove(ag.e, ag.id), 0);
 	enforcer_destroy(ag.e);
 }
 

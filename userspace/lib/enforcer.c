@@ -143,6 +143,35 @@ static int share_maps(struct enforcer *e, struct bpf_object *obj)
 	return 0;
 }
 
+/*
+ * The object filter pinned by a build that laid it out otherwise (before stop 18: 65,536
+ * elements of one word) is removed before the load, which would refuse to reuse it: it holds
+ * nothing that is not in rule_buckets and mount_roots, and the load builds it again from them
+ * (object_filter_map) before any program is attached. The earlier build's programs, while they
+ * run, keep the map they hold.
+ */
+static int drop_earlier_filter(const struct bpf_map *map, const char *path)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(path), err = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	close(fd);
+	if (err ||
+	    (info.type == bpf_map__type(map) && info.max_entries == bpf_map__max_entries(map) &&
+	     info.value_size == bpf_map__value_size(map)))
+		return err;
+	if (unlink(path))
+		return -errno;
+	log_info("%s: an earlier build's layout (%u elements of %u bytes); built again\n", path,
+		 info.max_entries, info.value_size);
+	return 0;
+}
+
 /* Every object's maps pinned by name: the objects share them, and so does the next agentd. */
 static int pin_maps(struct enforcer *e, struct bpf_object *obj)
 {
@@ -155,7 +184,9 @@ static int pin_maps(struct enforcer *e, struct bpf_object *obj)
 		if (bpf_map__is_internal(map))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", e->pin_dir, bpf_map__name(map));
-		err = bpf_map__set_pin_path(map, path);
+		err = !strcmp(bpf_map__name(map), "object_filter") ? drop_earlier_filter(map, path)
+								   : 0;
+		err = err ?: bpf_map__set_pin_path(map, path);
 		if (err)
 			return err;
 	}

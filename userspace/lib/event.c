@@ -111,6 +111,7 @@ static const char *const reason_names[] = {
 	[AGENTD_REASON_NOT_OWN_SOCKET] = "not-own-broker-socket",
 	[AGENTD_REASON_NOT_OWN_UNIX_SOCKET] = "not-own-socket",
 	[AGENTD_REASON_UNKNOWN_MOUNT] = "unknown-mount",
+	[AGENTD_REASON_MAP_UNREADABLE] = "map-unreadable",
 };
 
 static const char *name_of(const char *const *names, size_t n, __u32 i)
