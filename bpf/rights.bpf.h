@@ -494,7 +494,8 @@ above:
 }
 
 /* rights_walk() all by bpf_loop(), for the hooks that walk two paths or more (link, rename):
- * their programs' verification on 6.12 took twice as long with the inline steps. */
+ * with the inline steps, path_rename's verification on 6.12 processed 2.3 times the
+ * instructions, path_link's 1.3 times. */
 static __always_inline void rights_walk_looped(const struct agent *a, struct dentry *d,
 					       struct vfsmount *vmnt, struct walk *w)
 {
