@@ -39,16 +39,6 @@ struct {
 	__type(value, __u64);
 } agent_cgroup_index SEC(".maps");
 
-/* Whether bit is set in filter, an array map of 64-bit words, whose lookup the verifier inlines
- * (a few instructions). A lookup that fails answers 1: the hash lookup behind decides. */
-static __always_inline int filter_bit(void *filter, __u32 bit)
-{
-	__u32 word = bit / 64;
-	__u64 *w = bpf_map_lookup_elem(filter, &word);
-
-	return !w || ((*w >> (bit % 64)) & 1);
-}
-
 /* The agent of cgroup cg, 0 for none: one load of its slot of agent_cgroup_index (abi.h), and
  * agent_cgroups only when several agent cgroups share the slot (or the lookup, inlined and in
  * bounds, fails). */

@@ -143,6 +143,21 @@ static int share_maps(struct enforcer *e, struct bpf_object *obj)
 	return 0;
 }
 
+/* The map pinned at path, described in *info; -ENOENT when nothing is pinned there. */
+static int pin_info(const char *path, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+	int fd = bpf_obj_get(path), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(info, 0, sizeof(*info));
+	if (bpf_obj_get_info_by_fd(fd, info, &len))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 /*
  * The object filter pinned by a build that laid it out otherwise (before stop 18: 65,536
  * elements of one word) is removed before the load, which would refuse to reuse it: it holds
@@ -152,19 +167,14 @@ static int share_maps(struct enforcer *e, struct bpf_object *obj)
  */
 static int drop_earlier_filter(const struct bpf_map *map, const char *path)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_obj_get(path), err = 0;
+	struct bpf_map_info info;
+	int err = pin_info(path, &info);
 
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		err = -errno;
-	close(fd);
-	if (err ||
-	    (info.type == bpf_map__type(map) && info.max_entries == bpf_map__max_entries(map) &&
-	     info.value_size == bpf_map__value_size(map)))
-		return err;
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (info.type == bpf_map__type(map) && info.max_entries == bpf_map__max_entries(map) &&
+	    info.value_size == bpf_map__value_size(map))
+		return 0;
 	if (unlink(path))
 		return -errno;
 	log_info("%s: an earlier build's layout (%u elements of %u bytes); built again\n", path,
@@ -254,21 +264,16 @@ static int fill_structural(struct enforcer *e)
  * reuses a pinned map only if it matches the declaration. */
 static int pinned_ring_bytes(const struct enforcer *e, __u32 *bytes)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_map_info info;
 	char path[PATH_MAX + 16];
-	int fd, err = 0;
+	int err;
 
 	snprintf(path, sizeof(path), "%s/events", e->pin_dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		err = -errno;
-	else
-		*bytes = info.max_entries;
-	close(fd);
-	return err;
+	err = pin_info(path, &info);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	*bytes = info.max_entries;
+	return 0;
 }
 
 __u32 enforcer_ring_bytes(const struct enforcer *e)
