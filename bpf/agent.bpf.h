@@ -24,31 +24,19 @@ struct {
 	__type(value, __u32);
 } agent_cgroups SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct agentd_agent_levels);
-} agent_levels SEC(".maps");
+/* The agent levels, the cgroup index and the object filter (abi.h): the one variable of every
+ * object's .bss, which userspace shares among the objects like the maps (and refuses an object
+ * whose .bss holds anything else); a program reads it at its address, with no lookup. */
+struct agentd_shared agentd_shared SEC(AGENTD_SHARED_SECTION);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, AGENTD_CGROUP_INDEX_SLOTS);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, __u64);
-} agent_cgroup_index SEC(".maps");
-
-/* The agent of cgroup cg, 0 for none: one load of its slot of agent_cgroup_index (abi.h), and
- * agent_cgroups only when several agent cgroups share the slot (or the lookup, inlined and in
- * bounds, fails). */
+/* The agent of cgroup cg, 0 for none: one load of its slot of the cgroup index (abi.h), and
+ * agent_cgroups only when several agent cgroups share the slot. */
 static __always_inline __u32 cgroup_agent(__u64 cg)
 {
-	__u32 slot = cg & (AGENTD_CGROUP_INDEX_SLOTS - 1), *id;
-	__u64 *w = bpf_map_lookup_elem(&agent_cgroup_index, &slot), v = AGENTD_CGROUP_INDEX_SEVERAL;
+	__u64 v = *(volatile __u64 *)&agentd_shared
+			   .cgroup_index[cg & (AGENTD_CGROUP_INDEX_SLOTS - 1)];
+	__u32 *id;
 
-	if (w)
-		v = *(volatile __u64 *)w;
 	if (!v)
 		return 0;
 	if ((v & (AGENTD_CGROUP_INDEX_SLOTS - 1)) < AGENTD_MAX_AGENTS)
@@ -114,18 +102,16 @@ static __always_inline int agent_config(struct agent *a, __u32 id)
  */
 static __always_inline int current_agent(struct agent *a)
 {
-	const struct agentd_agent_levels *lv;
-	__u32 zero = 0, id, i;
+	const struct agentd_agent_levels *lv = &agentd_shared.levels;
+	__u32 id, i;
 	__u64 cg;
 
-	lv = bpf_map_lookup_elem(&agent_levels, &zero);
-	if (!lv)
-		return 0;
 #pragma unroll
 	for (i = 0; i < AGENTD_MAX_AGENT_LEVELS; i++) {
-		if (i >= lv->count)
+		if (i >= *(volatile __u32 *)&lv->count)
 			return 0;
-		cg = bpf_get_current_ancestor_cgroup_id(lv->level[i]);
+		/* Volatile, both: the level is read after the count that includes it. */
+		cg = bpf_get_current_ancestor_cgroup_id(*(volatile __u32 *)&lv->level[i]);
 		id = cg ? cgroup_agent(cg) : 0;
 		if (id)
 			return agent_config(a, id);

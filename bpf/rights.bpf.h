@@ -69,37 +69,13 @@ static __always_inline __u64 find_rule(const struct agentd_file_key *key)
 				  key->ino);
 }
 
-/* The bits of the objects rule_buckets and mount_roots name (abi.h), mapped by agentd: one
- * element, so that a walk looks it up once and reads a level's word with one load. */
-struct object_filter_words {
-	__u64 word[AGENTD_OBJECT_FILTER_WORDS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct object_filter_words);
-} object_filter SEC(".maps");
-
-/* The filter, or NULL, which the lookup of an array's element 0 never is: the walks then
- * decide nothing (AGENTD_REASON_MAP_UNREADABLE), failing closed. */
-static __always_inline struct object_filter_words *object_filter_get(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&object_filter, &zero);
-}
-
 /* 0: no entry of rule_buckets or mount_roots names key's object, without a table lookup. 1: one
- * may; the maps say. */
-static __always_inline int maybe_rule_object(const struct object_filter_words *f,
-					     const struct agentd_file_key *key)
+ * may; the maps say. One load of the object filter (abi.h), at its address. */
+static __always_inline int maybe_rule_object(const struct agentd_file_key *key)
 {
 	__u32 bit = agentd_object_bit(key->dev, key->ino);
 
-	return (f->word[bit / 64] >> (bit % 64)) & 1;
+	return (agentd_shared.object_filter[bit / 64] >> (bit % 64)) & 1;
 }
 
 struct walk {
@@ -110,19 +86,6 @@ struct walk {
 	__u32 depth; /* steps to the deciding rule: 0 when the rule is on the object itself */
 };
 
-/* A walk's start: no rights yet, and the filter; NULL (w decided: no rights) without one. */
-static __always_inline struct object_filter_words *walk_begin(struct walk *w)
-{
-	struct object_filter_words *f = object_filter_get();
-
-	w->rights = 0;
-	w->rule_id = 0;
-	w->flags = 0;
-	if (!f)
-		w->reason = AGENTD_REASON_MAP_UNREADABLE;
-	return f;
-}
-
 static __always_inline struct mount *real_mount(struct vfsmount *m)
 {
 	return (struct mount *)((void *)m - bpf_core_field_offset(struct mount, mnt));
@@ -130,7 +93,6 @@ static __always_inline struct mount *real_mount(struct vfsmount *m)
 
 struct walk_state {
 	struct agentd_file_key key;
-	struct object_filter_words *filter;
 	struct dentry *d;
 	struct dentry *root;
 	struct mount *mnt;
@@ -277,7 +239,7 @@ static long walk_step(__u32 i, void *ctx)
 #else
 		s->key.ino = BPF_CORE_READ(inode, i_ino);
 #endif
-		rule = maybe_rule_object(s->filter, &s->key) ? find_rule(&s->key) : 0;
+		rule = maybe_rule_object(&s->key) ? find_rule(&s->key) : 0;
 		if (rule) {
 			s->done = 1;
 			return walk_decided(s->w, rule, ~0U, s->base + i);
@@ -311,7 +273,6 @@ struct {
 
 struct inode_walk_state {
 	struct agentd_file_key key;
-	struct object_filter_words *filter;
 	struct dentry *d;
 	struct walk *w;
 	__u32 above; /* rights every mount root passed allows */
@@ -349,7 +310,7 @@ static long inode_walk_step(__u32 i, void *ctx)
 	struct agentd_mount_root *root;
 	__u64 rule;
 
-	if (object_key(d, &s->key) && maybe_rule_object(s->filter, &s->key)) {
+	if (object_key(d, &s->key) && maybe_rule_object(&s->key)) {
 		rule = find_rule(&s->key);
 		if (rule) {
 			s->done = 1;
@@ -376,14 +337,11 @@ static __always_inline void inode_rights_walk(const struct agent *a, struct dent
 {
 	struct inode_walk_state s = {
 		.key = { .agent_id = a->id, .generation = a->cfg.generation },
-		.filter = walk_begin(w),
 		.d = d,
 		.w = w,
 		.above = ~0U,
 	};
 
-	if (!s.filter)
-		return;
 	bpf_loop(AGENTD_MAX_WALK, inode_walk_step, &s, 0);
 	if (!s.done)
 		w->reason = AGENTD_REASON_WALK_TOO_DEEP;
@@ -414,7 +372,7 @@ static __always_inline long mount_step(struct walk_state *s, __u32 i)
 
 	if (inode) {
 		s->key.ino = inode->i_ino;
-		rule = maybe_rule_object(s->filter, &s->key) ? find_rule(&s->key) : 0;
+		rule = maybe_rule_object(&s->key) ? find_rule(&s->key) : 0;
 		if (rule) {
 			s->done = 1;
 			return walk_decided(s->w, rule, ~0U, i);
@@ -448,8 +406,7 @@ static long walk_mount_step_after(__u32 i, void *ctx)
 		.key = { .agent_id = (a)->id,                                                      \
 			 .generation = (a)->cfg.generation,                                        \
 			 .dev = (vmnt)->mnt_sb->s_dev },                                           \
-		.filter = walk_begin(w), .d = (d), .root = (vmnt)->mnt_root,                       \
-		.mnt = real_mount(vmnt), .w = (w),                                                 \
+		.d = (d), .root = (vmnt)->mnt_root, .mnt = real_mount(vmnt), .w = (w),             \
 	}
 
 /* The walk on from the root of the object's own mount, reached undecided or not: through the
@@ -483,8 +440,6 @@ static __always_inline void rights_walk(const struct agent *a, struct dentry *d,
 	struct walk_state s = WALK_STATE(a, d, vmnt, w);
 	__u32 i;
 
-	if (!s.filter)
-		return;
 #pragma unroll
 	for (i = 0; i < WALK_INLINE; i++)
 		if (mount_step(&s, i))
@@ -502,8 +457,6 @@ static __always_inline void rights_walk_looped(const struct agent *a, struct den
 {
 	struct walk_state s = WALK_STATE(a, d, vmnt, w);
 
-	if (!s.filter)
-		return;
 	bpf_loop(AGENTD_MAX_WALK, walk_mount_step, &s, 0);
 	walk_above(&s);
 }

@@ -114,8 +114,9 @@ struct agentd_event_hdr {
 };
 _Static_assert(sizeof(struct agentd_event_hdr) == 16, "agentd_event_hdr layout");
 
-/* agent_levels map (one entry): the cgroup levels agents sit at, appended, never reordered, so
- * that a reader racing an update still finds every level it found before. */
+/* agentd_shared.levels: the cgroup levels agents sit at, appended, never reordered (a level is
+ * stored before the count that includes it), so that a reader racing an update still finds
+ * every level it found before. */
 struct agentd_agent_levels {
 	__u32 count;
 	__u32 level[AGENTD_MAX_AGENT_LEVELS];
@@ -124,8 +125,8 @@ struct agentd_agent_levels {
 _Static_assert(sizeof(struct agentd_agent_levels) == 32, "agentd_agent_levels layout");
 
 /*
- * agent_cgroup_index map: AGENTD_CGROUP_INDEX_SLOTS 64-bit words (an array map agentd maps and
- * writes with one 8-byte store a word), the slot of a cgroup id its low 16 bits (cgroup ids are
+ * agentd_shared.cgroup_index: AGENTD_CGROUP_INDEX_SLOTS 64-bit words (agentd writes each with
+ * one 8-byte store), the slot of a cgroup id its low 16 bits (cgroup ids are
  * allocated in sequence). A word is 0 when no id in agent_cgroups has those low bits; the one
  * such id with its low 16 bits replaced by its agent id (agentd_cgroup_index_word()); or
  * AGENTD_CGROUP_INDEX_SEVERAL, when several do and agent_cgroups decides. So the identity of a
@@ -141,8 +142,7 @@ static inline __u64 agentd_cgroup_index_word(__u64 cgroup_id, __u32 agent_id)
 }
 
 /*
- * object_filter map: AGENTD_OBJECT_FILTER_BITS bits in 64-bit words, all in the map's one
- * element, one per hash of a file system object (device, inode). The bit of every object in
+ * agentd_shared.object_filter: AGENTD_OBJECT_FILTER_BITS bits in 64-bit words, one per hash of a file system object (device, inode). The bit of every object in
  * rule_buckets or mount_roots, of any agent and generation, is set before the entry is added;
  * bits of objects no entry names any more are cleared by a rebuild after entries are deleted. A
  * clear bit answers "no rule here" with one load: the path walk looks up its maps only at levels
@@ -159,6 +159,28 @@ static inline __u32 agentd_object_bit(__u64 dev, __u64 ino)
 	return (__u32)(((ino ^ (dev << 40)) * 0x9E3779B97F4A7C15ULL) >>
 		       (64 - AGENTD_OBJECT_FILTER_SHIFT));
 }
+
+/*
+ * What every program reads first, before any map lookup: the agent levels, the cgroup index and
+ * the object filter, as the one global variable of each BPF object's .bss section (not a
+ * .bss.* section of its own: Debian 12's bpftool, which generates the skeletons, does not know
+ * those). libbpf makes the section a one-element array map, which agentd shares among the
+ * objects and pins as AGENTD_SHARED_PIN, and a program reaches it by its address, where a map
+ * of its own would cost a lookup (about a dozen instructions each). All three are derived state: the index from
+ * agent_cgroups, the filter from rule_buckets and mount_roots; only the levels are carried
+ * from an earlier build's pins (enforcer.c).
+ */
+#define AGENTD_SHARED_SECTION ".bss"
+#define AGENTD_SHARED_PIN "agentd_shared"
+
+struct agentd_shared {
+	struct agentd_agent_levels levels;
+	__u64 cgroup_index[AGENTD_CGROUP_INDEX_SLOTS];
+	__u64 object_filter[AGENTD_OBJECT_FILTER_WORDS];
+};
+_Static_assert(sizeof(struct agentd_shared) ==
+		       32 + 8 * (AGENTD_CGROUP_INDEX_SLOTS + AGENTD_OBJECT_FILTER_WORDS),
+	       "agentd_shared layout");
 
 /* Who acted: the same block in every event. */
 struct agentd_task {
@@ -416,7 +438,8 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 /* A walk without a mount reached the top of a file system that no mount agentd saw shows: fail
  * closed. */
 #define AGENTD_REASON_UNKNOWN_MOUNT 13
-/* A map the decision reads could not be looked up (never expected): fail closed. */
+/* A map the decision reads could not be looked up: fail closed. Produced by builds of stop 18
+ * only (their object filter was a map); kept so that their audit logs still read. */
 #define AGENTD_REASON_MAP_UNREADABLE 14
 
 #endif /* AGENTD_ABI_H */

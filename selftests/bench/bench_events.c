@@ -90,26 +90,10 @@ static void produce(double rate, double until)
 	_exit(0);
 }
 
-/* Every map of loadgen is one of the enforcer's (agent.bpf.h): all are shared, so that identity
- * (agent_levels, agent_cgroup_index, agent_cgroups), configuration and the ring are agentd's. A
- * map left out would be loadgen's own and empty: its tasks no agent's, and no event made. */
-static int share(struct loadgen_bpf *skel, struct enforcer *e)
-{
-	struct bpf_map *m;
-	int err, fd;
-
-	bpf_object__for_each_map(m, skel->obj)
-	{
-		if (bpf_map__is_internal(m))
-			continue;
-		fd = enforcer_map_fd(e, bpf_map__name(m));
-		err = fd < 0 ? fd : bpf_map__reuse_fd(m, fd);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
+/* Every map of loadgen is one of the enforcer's (agent.bpf.h): all are shared
+ * (enforcer_share_maps), so that identity (the shared section, agent_cgroups), configuration and
+ * the ring are agentd's. A map left out would be loadgen's own and empty: its tasks no agent's,
+ * and no event made. */
 static int producers = 1;
 
 static int step(struct enforcer *e, struct consumer *c, int cg_fd, double rate, __u64 *dropped)
@@ -246,7 +230,7 @@ int main(int argc, char **argv)
 	err = err ?: enforcer_add_cgroup(e, cg, AGENT);
 	if (!err) {
 		skel = loadgen_bpf__open();
-		err = skel ? share(skel, e) : -errno;
+		err = skel ? enforcer_share_maps(e, skel->obj) : -errno;
 		err = err ?: loadgen_bpf__load(skel);
 		err = err ?: loadgen_bpf__attach(skel);
 	}

@@ -2,7 +2,7 @@
 /*
  * An agent's identity and configuration, natively on the host (cgroup-BPF runs here; BPF LSM
  * does not): socket(AF_INET, SOCK_DGRAM) + close in a loop, whose cgroup/sock_create program
- * finds the task's agent (agent_levels, agent_cgroup_index, agent_cgroups when a slot is shared),
+ * finds the task's agent (the agent levels and the cgroup index, agent_cgroups when a slot is shared),
  * reads its configuration (agent_slots) and tests the family and type, what every hook of an
  * agent's task does first. Conditions, interleaved round by round (rotating which goes first):
  *
@@ -118,15 +118,9 @@ int main(int argc, char **argv)
 	err = err ?: enforcer_add_cgroup(e, path, AGENT);
 	err = err ?: cgroup_id(path, &shared_id);
 	if (!err) {
-		/* The level of the shared cgroup is the inside one's: agent_levels holds it. */
-		struct agentd_agent_levels lv;
-		__u32 zero = 0;
-
-		err = bpf_map_lookup_elem(enforcer_map_fd(e, "agent_levels"), &zero, &lv) ? -errno
-											  : 0;
-		err = err
-			      ?: enforcer_add_cgroup_id(e, shared_id + AGENTD_CGROUP_INDEX_SLOTS,
-							lv.level[0], AGENT);
+		/* The level of the shared cgroup is the inside one's: the agent levels hold it. */
+		err = enforcer_add_cgroup_id(e, shared_id + AGENTD_CGROUP_INDEX_SLOTS,
+					     enforcer_shared(e)->levels.level[0], AGENT);
 	}
 	for (c = OUTSIDE; c < NCOND && !err; c++)
 		err = enforcer_attach_cgroup(e, fds[c]);

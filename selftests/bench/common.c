@@ -112,21 +112,12 @@ int bench_cgroup(const char *root, const char *name)
 int bench_lsmcg_load(struct enforcer *e, struct lsmcg_bpf **out)
 {
 	struct lsmcg_bpf *skel = lsmcg_bpf__open();
-	struct bpf_map *map;
-	int err = 0, fd;
+	int err;
 
 	*out = NULL;
 	if (!skel)
 		return -errno;
-	bpf_object__for_each_map(map, skel->obj)
-	{
-		if (bpf_map__is_internal(map))
-			continue;
-		fd = enforcer_map_fd(e, bpf_map__name(map));
-		err = fd < 0 ? fd : bpf_map__reuse_fd(map, fd);
-		if (err)
-			break;
-	}
+	err = enforcer_share_maps(e, skel->obj);
 	err = err ?: lsmcg_bpf__load(skel);
 	if (err) {
 		lsmcg_bpf__destroy(skel);

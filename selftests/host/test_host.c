@@ -360,19 +360,14 @@ TEST(pinned_link_on_other_maps_is_replaced)
 	enforcer_destroy(e);
 }
 
-/* The word of cgroup id's slot of agent_cgroup_index. */
+/* The word of cgroup id's slot of the cgroup index. */
 static __u64 index_slot(struct enforcer *e, __u64 id)
 {
-	__u32 slot = id & (AGENTD_CGROUP_INDEX_SLOTS - 1);
-	__u64 w = ~0ULL;
-
-	if (bpf_map_lookup_elem(enforcer_map_fd(e, "agent_cgroup_index"), &slot, &w))
-		FAIL("agent_cgroup_index[%u]: %s", slot, strerror(errno));
-	return w;
+	return enforcer_shared(e)->cgroup_index[id & (AGENTD_CGROUP_INDEX_SLOTS - 1)];
 }
 
 /*
- * agent_cgroup_index (abi.h): a slot names the one agent cgroup with its low bits, says
+ * The cgroup index (abi.h): a slot names the one agent cgroup with its low bits, says
  * "several" while two share it (a second id 65,536 above), names the one left, and is emptied;
  * the kernel follows each state (a task of the registered cgroup is its agent's through its
  * slot or through agent_cgroups; once the slot names another cgroup, it is no agent's). A
@@ -387,7 +382,7 @@ TEST(cgroup_index_names_one_cgroup_or_several_and_is_rebuilt_from_pins)
 	struct enforcer_opts opts = {};
 	struct enforcer *e = NULL;
 	__u64 id, other, c;
-	__u32 zero = 0, agent = 9, gen;
+	__u32 agent = 9, gen;
 	int fd, failed;
 
 	test_cgroup(cg, sizeof(cg));
@@ -405,7 +400,7 @@ TEST(cgroup_index_names_one_cgroup_or_several_and_is_rebuilt_from_pins)
 	ASSERT_EQ(enforcer_add_cgroup(e, cg, 9), 0);
 	ASSERT_EQ(index_slot(e, id), agentd_cgroup_index_word(id, 9));
 	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), EPERM);
-	ASSERT_EQ(bpf_map_lookup_elem(enforcer_map_fd(e, "agent_levels"), &zero, &lv), 0);
+	lv = enforcer_shared(e)->levels;
 	ASSERT_EQ(lv.count, 1);
 	ASSERT_EQ(enforcer_add_cgroup_id(e, other, lv.level[0], 10), 0);
 	ASSERT_EQ(index_slot(e, id), AGENTD_CGROUP_INDEX_SEVERAL);

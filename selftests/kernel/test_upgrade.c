@@ -6,16 +6,18 @@
  * adopted, not attached twice, and the pin of a map only such a program read (unix_owner, the
  * socket storage of socket_post_create before stop 15) is removed. Pinned rules without their
  * bits in the object filter (maps of a build before it) get them at load, before anything is
- * attached, and file rules pinned in the hash map of a build before the rule table move into
- * it.
+ * attached; file rules pinned in the hash map of a build before the rule table move into it;
+ * and the identity maps of a build before the shared section move into that.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgroup.h"
 #include "enforcer.h"
 #include "ops.h"
 #include "rules.h"
@@ -99,26 +101,18 @@ TEST(upgrade_replaces_changed_programs_and_removes_stale_links)
 /* Sets or clears the object filter's bit of the object at path; returns what it was. */
 static int object_bit(struct enforcer *e, const char *path, int set)
 {
-	int fd = enforcer_map_fd(e, "object_filter");
-	__u64 *w = calloc(AGENTD_OBJECT_FILTER_WORDS, sizeof(*w));
-	__u32 bit, zero = 0;
+	__u64 *w = enforcer_shared(e)->object_filter;
 	struct stat st;
+	__u32 bit;
 	int was;
 
-	ASSERT(w);
-	ASSERT_OK(fd);
 	ASSERT_OK(stat(path, &st));
 	bit = agentd_object_bit(kernel_dev(st.st_dev), st.st_ino);
-	ASSERT_OK(bpf_map_lookup_elem(fd, &zero, w));
 	was = (w[bit / 64] >> (bit % 64)) & 1;
-	if (set >= 0) {
-		if (set)
-			w[bit / 64] |= 1ULL << (bit % 64);
-		else
-			w[bit / 64] &= ~(1ULL << (bit % 64));
-		ASSERT_OK(bpf_map_update_elem(fd, &zero, w, BPF_ANY));
-	}
-	free(w);
+	if (set > 0)
+		__atomic_fetch_or(&w[bit / 64], 1ULL << (bit % 64), __ATOMIC_SEQ_CST);
+	else if (!set)
+		__atomic_fetch_and(&w[bit / 64], ~(1ULL << (bit % 64)), __ATOMIC_SEQ_CST);
 	return was;
 }
 
@@ -181,41 +175,70 @@ TEST(object_filter_is_rebuilt_from_pinned_rules)
 	enforcer_destroy(ag.e);
 }
 
+/* Pins at pins/name an empty array map of n elements of size bytes, as an earlier build had. */
+static int pin_old_map(const char *pins, const char *name, __u32 size, __u32 n)
+{
+	char pin[PATH_MAX + 32];
+	int fd = bpf_map_create(
+		BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), size, n,
+		&(struct bpf_map_create_opts){ .sz = sizeof(struct bpf_map_create_opts),
+					       .map_flags = BPF_F_MMAPABLE });
+
+	ASSERT_OK(fd);
+	snprintf(pin, sizeof(pin), "%s/%s", pins, name);
+	ASSERT_OK(bpf_obj_pin(fd, pin));
+	return fd;
+}
+
+static bool pinned(const char *pins, const char *name)
+{
+	char pin[PATH_MAX + 32];
+
+	snprintf(pin, sizeof(pin), "%s/%s", pins, name);
+	return !access(pin, F_OK);
+}
+
 /*
- * The object filter as a build before stop 18 pinned it (65,536 elements of one word), empty:
- * the load replaces the pin with a filter of this build's layout, built from the pinned rules,
- * where reusing the old one would fail the load (libbpf compares layouts), and an empty one
- * would decide every walk by "no rule".
+ * Pins of a build before the shared section (stop 18 and earlier): the agent levels, the cgroup
+ * index and the object filter in maps of their own, the filter empty as in a build before it.
+ * The load carries the levels into the shared section, rebuilds the index from agent_cgroups
+ * and the filter from the pinned rules, and removes the old pins; the links of the first load,
+ * whose programs read another section, are replaced. Without the levels no task would be an
+ * agent's, and the denied file would open.
  */
-TEST(object_filter_of_an_earlier_layout_is_built_again)
+TEST(identity_pins_of_an_earlier_build_move_into_the_shared_section)
 {
 	struct test_agent ag = { .id = 13 };
-	char pin[PATH_MAX + 16];
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	struct agentd_agent_levels lv;
+	char pin[PATH_MAX + 32];
 	struct secret_tree t;
+	__u32 zero = 0, i;
+	__u64 id;
 	int fd;
 
 	agent_with_secret(&ag, &t);
+	lv = enforcer_shared(ag.e)->levels;
+	ASSERT_EQ(lv.count, 1);
+	ASSERT_EQ(cgroup_id(ag.cgroup, &id), 0);
 	enforcer_destroy(ag.e);
-	snprintf(pin, sizeof(pin), "%s/object_filter", t.pins);
+	snprintf(pin, sizeof(pin), "%s/" AGENTD_SHARED_PIN, t.pins);
 	ASSERT_OK(unlink(pin));
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "object_filter", sizeof(__u32), sizeof(__u64),
-			    AGENTD_OBJECT_FILTER_WORDS,
-			    &(struct bpf_map_create_opts){ .sz = sizeof(struct bpf_map_create_opts),
-							   .map_flags = BPF_F_MMAPABLE });
-	ASSERT_OK(fd);
-	ASSERT_OK(bpf_obj_pin(fd, pin));
+	fd = pin_old_map(t.pins, "agent_levels", sizeof(lv), 1);
+	ASSERT_OK(bpf_map_update_elem(fd, &zero, &lv, BPF_ANY));
 	close(fd);
+	close(pin_old_map(t.pins, "agent_cgroup_index", sizeof(__u64), AGENTD_CGROUP_INDEX_SLOTS));
+	close(pin_old_map(t.pins, "object_filter", AGENTD_OBJECT_FILTER_WORDS * sizeof(__u64), 1));
 
 	ASSERT_EQ(enforcer_load(&ag.e, &t.opts), 0);
-	/* The links of the first load run on the filter whose pin went: they are replaced. */
 	ASSERT_EQ(enforcer_attach_lsm(ag.e), 0);
-	fd = bpf_obj_get(pin);
-	ASSERT_OK(fd);
-	ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len));
-	close(fd);
-	ASSERT_EQ(info.max_entries, 1);
+	ASSERT(pinned(t.pins, AGENTD_SHARED_PIN));
+	ASSERT(!pinned(t.pins, "agent_levels"));
+	ASSERT(!pinned(t.pins, "agent_cgroup_index"));
+	ASSERT(!pinned(t.pins, "object_filter"));
+	ASSERT_EQ(enforcer_shared(ag.e)->levels.count, 1);
+	ASSERT_EQ(enforcer_shared(ag.e)->levels.level[0], lv.level[0]);
+	i = id & (AGENTD_CGROUP_INDEX_SLOTS - 1);
+	ASSERT_EQ(enforcer_shared(ag.e)->cgroup_index[i], agentd_cgroup_index_word(id, ag.id));
 	ASSERT_EQ(object_bit(ag.e, t.sec, -1), 1);
 	ASSERT_EQ(read_in(&ag, t.s), EPERM);
 	ASSERT_EQ(read_in(&ag, t.f), 0);

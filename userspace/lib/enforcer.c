@@ -49,10 +49,9 @@ struct enforcer {
 	int nmissing;
 	struct ring_buffer *events;
 	__u32 ring_bytes; /* 0: as the objects declare it */
-	__u64 *object_filter; /* the object_filter map, mapped; NULL without the file objects */
+	struct agentd_shared *shared; /* the shared section (abi.h), mapped */
 	struct agentd_rule_bucket *rules; /* the rule_buckets map, mapped; NULL without them */
 	struct agentd_agent_slot *slots; /* the agent_slots map, mapped */
-	__u64 *cgroup_index; /* the agent_cgroup_index map, mapped */
 	/* A switch (or a clear) since the last grace period this process saw: a half it left may
 	 * still be read. True at load: an earlier agentd may have switched just before it ended. */
 	bool unsettled;
@@ -122,6 +121,43 @@ static void skip_missing_hooks(struct enforcer *e, struct bpf_object *obj,
 	}
 }
 
+/* The map libbpf makes of obj's .bss, the shared section (abi.h); NULL without one. */
+static struct bpf_map *shared_section(const struct bpf_object *obj)
+{
+	return bpf_object__find_map_by_name(obj, AGENTD_SHARED_SECTION);
+}
+
+/* The map of from that obj's map is the same as: by name, or the shared section; NULL for
+ * other internal maps (each object's own constants) and for maps from lacks. */
+static struct bpf_map *counterpart(const struct bpf_object *from, const struct bpf_object *obj,
+				   const struct bpf_map *map)
+{
+	if (map == shared_section(obj))
+		return shared_section(from);
+	if (bpf_map__is_internal(map))
+		return NULL;
+	return bpf_object__find_map_by_name(from, bpf_map__name(map));
+}
+
+/*
+ * A program reads the shared section at offsets fixed when its object was built, into the one
+ * map every object shares: agentd_shared must be the section's one variable in every object, so
+ * that all lay it out alike. A global variable added to an object would change the section's
+ * size, and is refused here.
+ */
+static int check_shared_section(const struct bpf_object *obj)
+{
+	const struct bpf_map *map = shared_section(obj);
+
+	if (!map || bpf_map__value_size(map) == sizeof(struct agentd_shared))
+		return 0;
+	log_err("BPF object %s: its .bss holds %u bytes, agentd_shared alone %zu: a global "
+		"variable besides agentd_shared\n",
+		bpf_object__name(obj), bpf_map__value_size(map), sizeof(struct agentd_shared));
+	return -EINVAL;
+}
+
+/* The objects after the first reuse its maps. */
 static int share_maps(struct enforcer *e, struct bpf_object *obj)
 {
 	struct bpf_map *map, *own;
@@ -131,11 +167,33 @@ static int share_maps(struct enforcer *e, struct bpf_object *obj)
 		return 0;
 	bpf_object__for_each_map(map, obj)
 	{
-		if (bpf_map__is_internal(map))
-			continue;
-		own = bpf_object__find_map_by_name(e->owner, bpf_map__name(map));
+		own = counterpart(e->owner, obj, map);
 		if (!own)
 			continue;
+		err = bpf_map__reuse_fd(map, bpf_map__fd(own));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int enforcer_share_maps(const struct enforcer *e, struct bpf_object *obj)
+{
+	struct bpf_map *map, *own;
+	size_t i;
+	int err = check_shared_section(obj);
+
+	if (err)
+		return err;
+	bpf_object__for_each_map(map, obj)
+	{
+		if (bpf_map__is_internal(map) && map != shared_section(obj))
+			continue;
+		own = NULL;
+		for (i = 0; !own && i < sizeof(e->objs) / sizeof(e->objs[0]); i++)
+			own = e->objs[i].obj ? counterpart(e->objs[i].obj, obj, map) : NULL;
+		if (!own)
+			return -ENOENT;
 		err = bpf_map__reuse_fd(map, bpf_map__fd(own));
 		if (err)
 			return err;
@@ -158,45 +216,21 @@ static int pin_info(const char *path, struct bpf_map_info *info)
 	return err;
 }
 
-/*
- * The object filter pinned by a build that laid it out otherwise (before stop 18: 65,536
- * elements of one word) is removed before the load, which would refuse to reuse it: it holds
- * nothing that is not in rule_buckets and mount_roots, and the load builds it again from them
- * (object_filter_map) before any program is attached. The earlier build's programs, while they
- * run, keep the map they hold.
- */
-static int drop_earlier_filter(const struct bpf_map *map, const char *path)
-{
-	struct bpf_map_info info;
-	int err = pin_info(path, &info);
-
-	if (err)
-		return err == -ENOENT ? 0 : err;
-	if (info.type == bpf_map__type(map) && info.max_entries == bpf_map__max_entries(map) &&
-	    info.value_size == bpf_map__value_size(map))
-		return 0;
-	if (unlink(path))
-		return -errno;
-	log_info("%s: an earlier build's layout (%u elements of %u bytes); built again\n", path,
-		 info.max_entries, info.value_size);
-	return 0;
-}
-
-/* Every object's maps pinned by name: the objects share them, and so does the next agentd. */
+/* Every object's maps pinned by name, the shared section as AGENTD_SHARED_PIN: the objects
+ * share them, and so does the next agentd. */
 static int pin_maps(struct enforcer *e, struct bpf_object *obj)
 {
+	struct bpf_map *map, *shared = shared_section(obj);
 	char path[PATH_MAX + 64];
-	struct bpf_map *map;
 	int err;
 
 	bpf_object__for_each_map(map, obj)
 	{
-		if (bpf_map__is_internal(map))
+		if (bpf_map__is_internal(map) && map != shared)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", e->pin_dir, bpf_map__name(map));
-		err = !strcmp(bpf_map__name(map), "object_filter") ? drop_earlier_filter(map, path)
-								   : 0;
-		err = err ?: bpf_map__set_pin_path(map, path);
+		snprintf(path, sizeof(path), "%s/%s", e->pin_dir,
+			 map == shared ? AGENTD_SHARED_PIN : bpf_map__name(map));
+		err = bpf_map__set_pin_path(map, path);
 		if (err)
 			return err;
 	}
@@ -230,6 +264,7 @@ static int load_object(struct enforcer *e, struct object *o, const struct btf *v
 		if (ring)
 			err = bpf_map__set_max_entries(ring, e->ring_bytes);
 	}
+	err = err ?: check_shared_section(o->obj);
 	if (!err)
 		err = e->pin_dir[0] ? pin_maps(e, o->obj) : share_maps(e, o->obj);
 	if (!err)
@@ -285,6 +320,7 @@ __u32 enforcer_ring_bytes(const struct enforcer *e)
 	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.max_entries : 0;
 }
 
+static int map_shared_section(struct enforcer *e);
 static int index_sync(struct enforcer *e);
 static int object_filter_map(struct enforcer *e);
 static int agent_slots_map(struct enforcer *e);
@@ -338,6 +374,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	btf__free(vmlinux);
 	vmlinux = NULL;
 	err = fill_structural(e);
+	err = err ?: map_shared_section(e);
 	err = err ?: index_sync(e);
 	err = err ?: object_filter_map(e);
 	err = err ?: agent_slots_map(e);
@@ -404,17 +441,21 @@ static int prog_map_ids(int fd, __u32 ids[MAX_PROG_MAPS], __u32 *n)
 }
 
 /* Whether the map of this id is one of the shared, pinned ones: libbpf names the internal maps
- * of an object (.rodata, .bss), made afresh at each load, "<object>.<section>". */
+ * of an object "<object>.<section>", and only .bss, the shared section, is not made afresh at
+ * each load (.rodata is each object's own constants). */
 static bool shared_map(__u32 id)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	int fd = bpf_map_get_fd_by_id(id);
+	const char *dot;
 	bool shared;
 
 	if (fd < 0)
 		return true; /* gone: cannot be the old program's, and so counts as different */
-	shared = !bpf_obj_get_info_by_fd(fd, &info, &len) && !strchr(info.name, '.');
+	shared = !bpf_obj_get_info_by_fd(fd, &info, &len);
+	dot = strchr(info.name, '.');
+	shared = shared && (!dot || !strcmp(dot, AGENTD_SHARED_SECTION));
 	close(fd);
 	return shared;
 }
@@ -683,7 +724,6 @@ static int map_shared(const struct enforcer *e, const char *name, size_t bytes, 
 }
 
 #define INDEX_MASK (AGENTD_CGROUP_INDEX_SLOTS - 1)
-#define INDEX_BYTES (AGENTD_CGROUP_INDEX_SLOTS * sizeof(__u64))
 
 /* The word naming cgroup id of agent_id alone in its slot; "several" for an id out of range
  * (not agentd's: agent_cgroups, which the hash lookup reads, then decides). */
@@ -729,24 +769,21 @@ static int index_update(struct enforcer *e, __u64 id)
 
 	if (err)
 		return err;
-	__atomic_store_n(&e->cgroup_index[id & INDEX_MASK], word, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->shared->cgroup_index[id & INDEX_MASK], word, __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* Maps agent_cgroup_index and rewrites every slot from agent_cgroups (pinned maps of an earlier
- * agentd, or of a build before the index, which had a bit filter), before any program that
- * reads it is attached. */
+/* Rewrites every slot of the cgroup index from agent_cgroups (pinned maps of an earlier agentd,
+ * or of a build before the index, which had a bit filter, or before the shared section), before
+ * any program that reads it is attached. */
 static int index_sync(struct enforcer *e)
 {
-	int err, cg_fd = enforcer_map_fd(e, "agent_cgroups");
+	int err = 0, cg_fd = enforcer_map_fd(e, "agent_cgroups");
 	__u64 key, next, *prev = NULL, *words;
 	__u32 agent, i;
 
 	if (cg_fd < 0)
 		return cg_fd;
-	err = map_shared(e, "agent_cgroup_index", INDEX_BYTES, &e->cgroup_index);
-	if (err)
-		return err;
 	words = calloc(AGENTD_CGROUP_INDEX_SLOTS, sizeof(*words));
 	if (!words)
 		return -ENOMEM;
@@ -763,8 +800,8 @@ static int index_sync(struct enforcer *e)
 	if (!err && errno != ENOENT)
 		err = -errno;
 	for (i = 0; !err && i < AGENTD_CGROUP_INDEX_SLOTS; i++)
-		if (__atomic_load_n(&e->cgroup_index[i], __ATOMIC_RELAXED) != words[i])
-			__atomic_store_n(&e->cgroup_index[i], words[i], __ATOMIC_RELEASE);
+		if (__atomic_load_n(&e->shared->cgroup_index[i], __ATOMIC_RELAXED) != words[i])
+			__atomic_store_n(&e->shared->cgroup_index[i], words[i], __ATOMIC_RELEASE);
 	free(words);
 	/* The bit filter the index replaced: no program of this build reads it. */
 	if (!err && e->pin_dir[0])
@@ -772,32 +809,72 @@ static int index_sync(struct enforcer *e)
 	return err;
 }
 
+/* Adds level to the agent levels, unless there: the level first, then the count that includes it
+ * (a program reads them in the other order). -ENOSPC when there are AGENTD_MAX_AGENT_LEVELS. */
+static int add_level(struct enforcer *e, __u32 level)
+{
+	struct agentd_agent_levels *lv = &e->shared->levels;
+	__u32 n = __atomic_load_n(&lv->count, __ATOMIC_RELAXED), i;
+
+	for (i = 0; i < n && i < AGENTD_MAX_AGENT_LEVELS && lv->level[i] != level; i++)
+		;
+	if (i < n)
+		return 0;
+	if (n >= AGENTD_MAX_AGENT_LEVELS)
+		return -ENOSPC;
+	__atomic_store_n(&lv->level[n], level, __ATOMIC_RELAXED);
+	__atomic_store_n(&lv->count, n + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Maps the shared section. Pins of a build before it (stop 18 and earlier: agent_levels,
+ * agent_cgroup_index and object_filter, maps of their own) are replaced: the levels carried
+ * over, the index and the filter rebuilt next from agent_cgroups and the rules (index_sync,
+ * object_filter_map), the old pins removed. That build's programs keep the maps they hold
+ * until their links are replaced at attach (same_maps), which agentd does before it changes
+ * any agent or rule.
+ */
+static int map_shared_section(struct enforcer *e)
+{
+	struct agentd_agent_levels old;
+	char path[PATH_MAX + 32];
+	int fd, err = map_shared(e, AGENTD_SHARED_SECTION, sizeof(*e->shared), &e->shared);
+	__u32 zero = 0, i;
+
+	if (err || !e->pin_dir[0])
+		return err;
+	snprintf(path, sizeof(path), "%s/agent_levels", e->pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	err = bpf_map_lookup_elem(fd, &zero, &old) ? -errno : 0;
+	close(fd);
+	for (i = 0; !err && i < old.count && i < AGENTD_MAX_AGENT_LEVELS; i++)
+		err = add_level(e, old.level[i]);
+	if (err)
+		return err;
+	retire_pin(e, "agent_levels");
+	retire_pin(e, "agent_cgroup_index");
+	retire_pin(e, "object_filter");
+	return 0;
+}
+
 int enforcer_add_cgroup_id(struct enforcer *e, __u64 id, int level, __u32 agent_id)
 {
-	int levels_fd = enforcer_map_fd(e, "agent_levels");
 	int cg_fd = enforcer_map_fd(e, "agent_cgroups");
-	struct agentd_agent_levels lv;
-	__u32 zero = 0, i;
 	int err;
 
 	if (!agent_id || agent_id >= AGENTD_MAX_AGENTS)
 		return -ERANGE;
 	if (level < 0 || level >= AGENTD_MAX_CGROUP_LEVEL)
 		return -ELOOP;
-	if (bpf_map_lookup_elem(levels_fd, &zero, &lv))
-		return -errno;
-	for (i = 0; i < lv.count && lv.level[i] != (__u32)level; i++)
-		;
-	if (i == AGENTD_MAX_AGENT_LEVELS)
-		return -ENOSPC;
 	/* The level, then the cgroup in agent_cgroups, then its slot of the index: once a program
 	 * finds the cgroup (in its slot, or in agent_cgroups through a shared one), it finds it at
 	 * its level. */
-	if (i == lv.count) {
-		lv.level[lv.count++] = level;
-		if (bpf_map_update_elem(levels_fd, &zero, &lv, BPF_ANY))
-			return -errno;
-	}
+	err = add_level(e, level);
+	if (err)
+		return err;
 	if (bpf_map_update_elem(cg_fd, &id, &agent_id, BPF_ANY))
 		return -errno;
 	err = index_update(e, id);
@@ -829,14 +906,12 @@ int enforcer_remove_cgroup_id(struct enforcer *e, __u64 id)
 	return index_update(e, id);
 }
 
-#define OBJECT_FILTER_BYTES (AGENTD_OBJECT_FILTER_WORDS * sizeof(__u64))
-
 void enforcer_object_filter_add(struct enforcer *e, __u64 dev, __u64 ino)
 {
 	__u32 bit = agentd_object_bit(dev, ino);
 
-	if (e->object_filter)
-		__atomic_fetch_or(&e->object_filter[bit / 64], 1ULL << (bit % 64),
+	if (e->rules)
+		__atomic_fetch_or(&e->shared->object_filter[bit / 64], 1ULL << (bit % 64),
 				  __ATOMIC_SEQ_CST);
 }
 
@@ -884,7 +959,7 @@ int enforcer_object_filter_rebuild(struct enforcer *e)
 	__u32 i;
 	int err;
 
-	if (!e->object_filter || !e->rules || mounts < 0)
+	if (!e->rules || mounts < 0)
 		return 0;
 	words = calloc(AGENTD_OBJECT_FILTER_WORDS, sizeof(*words));
 	if (!words)
@@ -895,20 +970,19 @@ int enforcer_object_filter_rebuild(struct enforcer *e)
 	 * both have the bit of every entry now in the maps. Bits are only set before an entry
 	 * exists (callers serialize), so the new words only ever clear bits. */
 	for (i = 0; !err && i < AGENTD_OBJECT_FILTER_WORDS; i++)
-		if (__atomic_load_n(&e->object_filter[i], __ATOMIC_RELAXED) != words[i])
-			__atomic_store_n(&e->object_filter[i], words[i], __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&e->shared->object_filter[i], __ATOMIC_RELAXED) != words[i])
+			__atomic_store_n(&e->shared->object_filter[i], words[i], __ATOMIC_SEQ_CST);
 	free(words);
 	return err;
 }
 
-/* Maps rule_buckets and object_filter, then sets the bits of every entry already in the maps
- * (pinned by an earlier agentd, maybe of a build before the filter), before any program is
- * attached. */
+/* Maps rule_buckets, then sets the object filter's bits of every entry already in the maps
+ * (pinned by an earlier agentd, maybe of a build before the filter or the shared section) and
+ * clears the others, before any program is attached. */
 static int object_filter_map(struct enforcer *e)
 {
 	int err = map_shared(e, "rule_buckets", RULETAB_BYTES, &e->rules);
 
-	err = err ?: map_shared(e, "object_filter", OBJECT_FILTER_BYTES, &e->object_filter);
 	if (err)
 		return err == -ENOENT ? 0 : err; /* no file objects: no table, no filter */
 	return enforcer_object_filter_rebuild(e);
@@ -917,6 +991,11 @@ static int object_filter_map(struct enforcer *e)
 struct agentd_rule_bucket *enforcer_rules(struct enforcer *e)
 {
 	return e->rules;
+}
+
+struct agentd_shared *enforcer_shared(struct enforcer *e)
+{
+	return e->shared;
 }
 
 /*
@@ -1228,6 +1307,7 @@ int enforcer_map_fd(const struct enforcer *e, const char *name)
 static void forget_agents(const char *pin_dir)
 {
 	struct agentd_agent_levels none = {};
+	struct agentd_shared *shared;
 	char path[PATH_MAX + 32];
 	__u64 key, next;
 	__u32 zero = 0;
@@ -1243,6 +1323,18 @@ static void forget_agents(const char *pin_dir)
 		}
 		close(fd);
 	}
+	/* No level to look at: no task is an agent's. */
+	snprintf(path, sizeof(path), "%s/" AGENTD_SHARED_PIN, pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (shared != MAP_FAILED) {
+			__atomic_store_n(&shared->levels.count, 0, __ATOMIC_RELEASE);
+			munmap(shared, sizeof(*shared));
+		}
+		close(fd);
+	}
+	/* The levels of a build before the shared section. */
 	snprintf(path, sizeof(path), "%s/agent_levels", pin_dir);
 	fd = bpf_obj_get(path);
 	if (fd >= 0) {
@@ -1284,14 +1376,12 @@ void enforcer_destroy(struct enforcer *e)
 	if (!e)
 		return;
 	ring_buffer__free(e->events);
-	if (e->object_filter)
-		munmap(e->object_filter, OBJECT_FILTER_BYTES);
+	if (e->shared)
+		munmap(e->shared, sizeof(*e->shared));
 	if (e->rules)
 		munmap(e->rules, RULETAB_BYTES);
 	if (e->slots)
 		munmap(e->slots, SLOTS_BYTES);
-	if (e->cgroup_index)
-		munmap(e->cgroup_index, INDEX_BYTES);
 	enforcer_detach_lsm(e);
 	while (e->ncg_links > 0)
 		bpf_link__destroy(e->cg_links[--e->ncg_links]);

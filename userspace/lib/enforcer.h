@@ -14,6 +14,7 @@
  *   net                       cgroup-BPF programs (every kernel)
  */
 struct enforcer;
+struct bpf_object;
 
 /* Called for each ring-buffer record; a non-zero return stops consumption and is returned. */
 typedef int (*event_fn)(void *ctx, void *data, size_t len);
@@ -66,6 +67,9 @@ const char *const *enforcer_missing_hooks(const struct enforcer *e);
 
 /* The file rule table (abi.h, ruletab.h), mapped; NULL without the file objects. */
 struct agentd_rule_bucket *enforcer_rules(struct enforcer *e);
+
+/* The shared section (abi.h: agent levels, cgroup index, object filter), mapped; for tests. */
+struct agentd_shared *enforcer_shared(struct enforcer *e);
 
 /*
  * The object filter (abi.h): enforcer_object_filter_add() sets the bit of an object before an
@@ -120,6 +124,9 @@ int enforcer_events_fd(const struct enforcer *e);
 int enforcer_drops(struct enforcer *e, __u32 agent_id, __u64 *drops);
 /* The fd of a shared map by name ("mount_roots", "agent_cgroups", ...), for rules.c. */
 int enforcer_map_fd(const struct enforcer *e, const char *name);
+/* Makes obj (opened, not loaded: a benchmark's own object on agentd's maps) reuse the enforcer's
+ * map of each of its maps' names, and its shared section. -ENOENT when the enforcer lacks one. */
+int enforcer_share_maps(const struct enforcer *e, struct bpf_object *obj);
 /* Detaches, unloads, frees; accepts NULL. Pinned links and maps stay. */
 void enforcer_destroy(struct enforcer *e);
 /* Removes everything pinned in pin_dir, and so ends the enforcement pinned there. */
