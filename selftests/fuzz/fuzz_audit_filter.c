@@ -18,6 +18,10 @@ static const char *const records[] = {
 	"{\"v\":1,\"seq\":6,\"time\":\"2026-11-30T02:07:13Z\",\"host\":\"h\",\"kind\":"
 	"\"lifecycle\","
 	"\"op\":\"agent-add\",\"agent\":3,\"agent_name\":\"coder\",\"prev\":\"00\"}",
+	/* an inode number past INT64_MAX: read again with it quoted */
+	"{\"v\":1,\"seq\":7,\"time\":\"2026-11-30T02:07:14Z\",\"host\":\"h\",\"kind\":\"file\","
+	"\"op\":\"file-open\",\"agent\":1,\"object\":{\"path\":\"/w/\\\"9\",\"dev\":\"0:1\","
+	"\"ino\":18446744073709551614},\"decision\":\"deny\",\"prev\":\"00\"}",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <jansson.h>
 #include "agentd/abi.h"
 #include "audit_test.h"
@@ -489,4 +490,26 @@ TEST(audit_filters)
 	audit_filter_init(&f);
 	ASSERT(!audit_filter_match(&(struct audit_filter){ .decision = AUDIT_DECISION_DENY },
 				   "{not json", 9));
+}
+
+/* Integers past INT64_MAX come back as strings of their digits; nothing else changes. */
+TEST(audit_json_reads_integers_past_int64)
+{
+	static const char line[] = "{\"a\":18446744073709551615,\"b\":\"\\\"99999999999999999999\","
+				   "\"c\":9223372036854775807,\"e\":1.5e3,\"f\":-1}";
+	json_t *rec = audit_json_loadb(line, strlen(line), JSON_REJECT_DUPLICATES);
+
+	ASSERT(json_is_object(rec));
+	ASSERT_STREQ(json_string_value(json_object_get(rec, "a")), "18446744073709551615");
+	ASSERT_STREQ(json_string_value(json_object_get(rec, "b")), "\"99999999999999999999");
+	ASSERT(json_integer_value(json_object_get(rec, "c")) == 9223372036854775807LL);
+	ASSERT(json_is_real(json_object_get(rec, "e")) &&
+	       json_integer_value(json_object_get(rec, "f")) == -1);
+	json_decref(rec);
+	/* Leading zeros are not JSON: still refused, as is a negative number past INT64_MIN. */
+	ASSERT(!audit_json_loadb("{\"d\":[00009223372036854775808]}",
+				 strlen("{\"d\":[00009223372036854775808]}"), 0));
+	ASSERT(!audit_json_loadb("{\"n\":-9223372036854775809}",
+				 strlen("{\"n\":-9223372036854775809}"), 0));
+	ASSERT(!audit_json_loadb("{\"n\":1}x", strlen("{\"n\":1}x"), 0));
 }

@@ -135,7 +135,7 @@ static void object_text(json_t *rec, char *out, size_t sz)
 /* One record as a line for people: time, verdict, what, who, on what, why. */
 static void print_record(const char *line, size_t len)
 {
-	json_t *rec = json_loadb(line, len, 0, NULL);
+	json_t *rec = audit_json_loadb(line, len, 0);
 	const char *time, *decision;
 	char obj[1200], who[64] = "";
 

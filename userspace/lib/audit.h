@@ -128,6 +128,15 @@ int audit_time_parse(const char *s, __u64 *ns);
 void audit_hash_hex(const void *data, size_t len, char out[AUDIT_HASH_HEX]);
 
 /*
+ * One record's line as JSON (jansson's json_loadb() with flags), or NULL. jansson's integers are
+ * signed 64-bit and a record's are unsigned (an inode number on overlayfs with xino has its top
+ * bits set): a line that fails on an integer past INT64_MAX alone is read again with each such
+ * integer as a string of its digits. Every reader of the log uses this, so such a record is a
+ * record to verify, resume from, filter and print.
+ */
+struct json_t *audit_json_loadb(const char *line, size_t len, size_t flags);
+
+/*
  * Filters, for query, follow and stream subscribers: "agent=A kind=K decision=D since=T
  * until=T" (space-separated, every key optional, each at most once; A is an id or a name).
  */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Audit records: the one schema (docs/AUDIT.md), its JSON line, times, hashes and filters. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -602,6 +603,80 @@ static bool match_agent(const char *want, json_t *rec)
 	return json_is_string(name) && !strcmp(json_string_value(name), want);
 }
 
+/* Whether the run of digits is a number past INT64_MAX (no sign: the log writes none). */
+static bool past_int64(const char *d, size_t n)
+{
+	static const char max[] = "9223372036854775807";
+
+	while (n > 1 && *d == '0')
+		d++, n--;
+	return n > sizeof(max) - 1 || (n == sizeof(max) - 1 && memcmp(d, max, n) > 0);
+}
+
+/* The length of the JSON number token at s (at most n bytes): sign, digits, fraction, exponent;
+ * *integer tells whether it was digits alone. */
+static size_t number_token(const char *s, size_t n, bool *integer)
+{
+	size_t i = 0;
+
+	*integer = true;
+	while (i < n && (isdigit((unsigned char)s[i]) || (s[i] && strchr("-+.eE", s[i])))) {
+		if (!isdigit((unsigned char)s[i]))
+			*integer = false;
+		i++;
+	}
+	return i;
+}
+
+/* line with each unsigned integer past INT64_MAX outside strings quoted; *outlen its length. */
+static char *quote_big_integers(const char *line, size_t len, size_t *outlen)
+{
+	char *out = malloc(2 * len + 1);
+	size_t i = 0, o = 0, n;
+	bool in_string = false, integer, big;
+
+	if (!out)
+		return NULL;
+	while (i < len) {
+		if (in_string || (line[i] != '-' && !isdigit((unsigned char)line[i]))) {
+			if (in_string && line[i] == '\\' && i + 1 < len)
+				out[o++] = line[i++];
+			else if (line[i] == '"')
+				in_string = !in_string;
+			out[o++] = line[i++];
+			continue;
+		}
+		n = number_token(line + i, len - i, &integer);
+		big = integer && past_int64(line + i, n);
+		if (big)
+			out[o++] = '"';
+		memcpy(out + o, line + i, n);
+		o += n;
+		if (big)
+			out[o++] = '"';
+		i += n;
+	}
+	*outlen = o;
+	return out;
+}
+
+json_t *audit_json_loadb(const char *line, size_t len, size_t flags)
+{
+	json_error_t err;
+	json_t *rec = json_loadb(line, len, flags, &err);
+	size_t n;
+	char *quoted;
+
+	if (rec || json_error_code(&err) != json_error_numeric_overflow)
+		return rec;
+	quoted = quote_big_integers(line, len, &n);
+	if (!quoted)
+		return NULL;
+	rec = json_loadb(quoted, n, flags, NULL);
+	free(quoted);
+	return rec;
+}
+
 bool audit_filter_match(const struct audit_filter *f, const char *line, size_t len)
 {
 	json_t *rec;
@@ -609,7 +684,7 @@ bool audit_filter_match(const struct audit_filter *f, const char *line, size_t l
 
 	if (audit_filter_empty(f))
 		return true;
-	rec = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	rec = audit_json_loadb(line, len, JSON_REJECT_DUPLICATES);
 	if (!json_is_object(rec)) {
 		json_decref(rec);
 		return false;

@@ -390,7 +390,7 @@ static int check_expect(struct verifier *v, __u64 seq)
 static int verify_record(struct verifier *v, const char *line, size_t len)
 {
 	struct fields f;
-	json_t *rec = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *rec = audit_json_loadb(line, len, JSON_REJECT_DUPLICATES);
 	int bad;
 
 	if (!json_is_object(rec) || !record_fields(rec, &f)) {

@@ -585,7 +585,7 @@ struct resume {
 
 static bool parse_record(const char *line, size_t len, struct resume *r)
 {
-	json_t *rec = json_loadb(line, len, 0, NULL);
+	json_t *rec = audit_json_loadb(line, len, 0);
 	json_t *seq = json_object_get(rec, "seq");
 	const char *time = json_string_value(json_object_get(rec, "time"));
 	const char *op = json_string_value(json_object_get(rec, "op"));
