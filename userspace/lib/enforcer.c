@@ -40,7 +40,6 @@ struct object {
 struct enforcer {
 	char pin_dir[PATH_MAX]; /* "" when not pinning */
 	struct object objs[5];
-	struct bpf_object *owner; /* the first object loaded: its maps are everyone's */
 	struct bpf_link *lsm_links[MAX_LINKS];
 	int nlsm_links;
 	struct bpf_link *cg_links[MAX_LINKS];
@@ -157,19 +156,34 @@ static int check_shared_section(const struct bpf_object *obj)
 	return -EINVAL;
 }
 
-/* The objects after the first reuse its maps. */
-static int share_maps(struct enforcer *e, struct bpf_object *obj)
+/*
+ * Makes obj, opened and not loaded, reuse for each of its maps the map of the same name, or the
+ * shared section, of an object already loaded. strict: a map that no loaded object has is an
+ * error (-ENOENT); else obj creates it, for the objects after it.
+ */
+static int reuse_maps(const struct enforcer *e, struct bpf_object *obj, bool strict)
 {
 	struct bpf_map *map, *own;
+	size_t i;
 	int err;
 
-	if (!e->owner)
-		return 0;
 	bpf_object__for_each_map(map, obj)
 	{
-		own = counterpart(e->owner, obj, map);
-		if (!own)
+		if (bpf_map__is_internal(map) && map != shared_section(obj))
 			continue;
+		own = NULL;
+		for (i = 0; !own && i < sizeof(e->objs) / sizeof(e->objs[0]); i++) {
+			if (!e->objs[i].obj || e->objs[i].obj == obj)
+				continue;
+			own = counterpart(e->objs[i].obj, obj, map);
+			if (own && bpf_map__fd(own) < 0)
+				own = NULL; /* that object is not loaded */
+		}
+		if (!own) {
+			if (strict)
+				return -ENOENT;
+			continue;
+		}
 		err = bpf_map__reuse_fd(map, bpf_map__fd(own));
 		if (err)
 			return err;
@@ -179,26 +193,7 @@ static int share_maps(struct enforcer *e, struct bpf_object *obj)
 
 int enforcer_share_maps(const struct enforcer *e, struct bpf_object *obj)
 {
-	struct bpf_map *map, *own;
-	size_t i;
-	int err = check_shared_section(obj);
-
-	if (err)
-		return err;
-	bpf_object__for_each_map(map, obj)
-	{
-		if (bpf_map__is_internal(map) && map != shared_section(obj))
-			continue;
-		own = NULL;
-		for (i = 0; !own && i < sizeof(e->objs) / sizeof(e->objs[0]); i++)
-			own = e->objs[i].obj ? counterpart(e->objs[i].obj, obj, map) : NULL;
-		if (!own)
-			return -ENOENT;
-		err = bpf_map__reuse_fd(map, bpf_map__fd(own));
-		if (err)
-			return err;
-	}
-	return 0;
+	return check_shared_section(obj) ?: reuse_maps(e, obj, true);
 }
 
 /* The map pinned at path, described in *info; -ENOENT when nothing is pinned there. */
@@ -266,15 +261,13 @@ static int load_object(struct enforcer *e, struct object *o, const struct btf *v
 	}
 	err = err ?: check_shared_section(o->obj);
 	if (!err)
-		err = e->pin_dir[0] ? pin_maps(e, o->obj) : share_maps(e, o->obj);
+		err = e->pin_dir[0] ? pin_maps(e, o->obj) : reuse_maps(e, o->obj, false);
 	if (!err)
 		err = bpf_object__load(o->obj);
 	if (err) {
 		log_debug("loading BPF object %s: %s\n", o->name, strerror(-err));
 		return err;
 	}
-	if (!e->owner)
-		e->owner = o->obj;
 	return 0;
 }
 
