@@ -33,7 +33,7 @@ struct {
 	__type(value, struct agentd_net_rule);
 } net_rules SEC(".maps");
 
-/* Loopback endpoints an agent may reach -> reference count. */
+/* agentd's loopback endpoints for an agent (its egress proxy) -> 1; agentd writes them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -41,13 +41,14 @@ struct {
 	__type(value, __u32);
 } endpoints SEC(".maps");
 
-/* Socket cookie of a listener an agent bound -> its endpoint, to forget it when it closes. */
+/* The agent that bound a socket (post_bind4/6), stored with the socket and gone with it: on
+ * loopback an agent reaches the listener the kernel would deliver to only when it is its own. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, struct agentd_endpoint_key);
-} bound_sockets SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} bound_by SEC(".maps");
 
 struct dest {
 	__u8 addr[16]; /* IPv4-mapped for IPv4 */
@@ -71,6 +72,16 @@ static __always_inline __u8 proto_bit(__u32 protocol)
 					 : 0;
 }
 
+static __always_inline int is_v4mapped(const __u8 a[16])
+{
+	__u64 hi;
+	__u32 mid;
+
+	__builtin_memcpy(&hi, a, 8);
+	__builtin_memcpy(&mid, a + 8, 4);
+	return !hi && mid == bpf_htonl(0xffff);
+}
+
 static __always_inline int is_loopback(const __u8 a[16])
 {
 	__u64 hi, lo;
@@ -84,7 +95,48 @@ static __always_inline int is_loopback(const __u8 a[16])
 						   bpf_cpu_to_be64(0x0000ffff7f000000ULL);
 }
 
-static __always_inline int own_endpoint(const struct agent *a, const struct dest *d)
+/*
+ * Whether the socket the kernel would deliver d to (TCP: the listener; UDP: the bound socket),
+ * found by the kernel's own lookup in the caller's network namespace, was bound by agent a. An
+ * IPv4-mapped destination is looked up as the IPv4 one it is, which a dual-stack listener on
+ * [::] takes too. Whose the port is, or was, does not matter: only the socket that would take
+ * the connection, so a listener the host opens beside a socket the agent bound without
+ * listening (SO_REUSEADDR) is not the agent's.
+ */
+static __always_inline int own_listener(struct bpf_sock_addr *ctx, const struct agent *a,
+					const struct dest *d)
+{
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk = NULL;
+	__u32 *by;
+	int own;
+
+	if (is_v4mapped(d->addr)) {
+		__builtin_memcpy(&t.ipv4.daddr, d->addr + 12, 4);
+		t.ipv4.dport = bpf_htons(d->port);
+		if (d->protocol == IPPROTO_TCP)
+			sk = bpf_sk_lookup_tcp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
+		else if (d->protocol == IPPROTO_UDP)
+			sk = bpf_sk_lookup_udp(ctx, &t, sizeof(t.ipv4), BPF_F_CURRENT_NETNS, 0);
+	} else {
+		__builtin_memcpy(t.ipv6.daddr, d->addr, 16);
+		t.ipv6.dport = bpf_htons(d->port);
+		if (d->protocol == IPPROTO_TCP)
+			sk = bpf_sk_lookup_tcp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
+		else if (d->protocol == IPPROTO_UDP)
+			sk = bpf_sk_lookup_udp(ctx, &t, sizeof(t.ipv6), BPF_F_CURRENT_NETNS, 0);
+	}
+	if (!sk)
+		return 0;
+	by = bpf_sk_storage_get(&bound_by, sk, NULL, 0);
+	own = by && *by == a->id;
+	bpf_sk_release(sk);
+	return own;
+}
+
+/* Loopback open to the agent: agentd's endpoints for it, and listeners it bound itself. */
+static __always_inline int own_endpoint(struct bpf_sock_addr *ctx, const struct agent *a,
+					const struct dest *d)
 {
 	struct agentd_endpoint_key k = {
 		.agent_id = a->id,
@@ -93,15 +145,7 @@ static __always_inline int own_endpoint(const struct agent *a, const struct dest
 	};
 
 	__builtin_memcpy(k.addr, d->addr, 16);
-	if (bpf_map_lookup_elem(&endpoints, &k))
-		return 1;
-	/* A listener on the any address is reachable on loopback. */
-	__builtin_memset(k.addr, 0, 16);
-	if (d->family == AF_INET) {
-		k.addr[10] = 0xff;
-		k.addr[11] = 0xff;
-	}
-	return bpf_map_lookup_elem(&endpoints, &k) != NULL;
+	return bpf_map_lookup_elem(&endpoints, &k) || own_listener(ctx, a, d);
 }
 
 static __always_inline int port_allowed(const struct agentd_net_rule *r, __u16 port)
@@ -137,7 +181,7 @@ static __always_inline void emit_net_event(const struct agent *a, __u32 hook, in
 }
 
 /* Returns 1 to allow, 0 to deny. */
-static __always_inline int check_dest(__u32 hook, const struct dest *d)
+static __always_inline int check_dest(struct bpf_sock_addr *ctx, __u32 hook, const struct dest *d)
 {
 	struct agentd_addr_key sk = { .prefixlen = 128 };
 	struct agentd_net_key rk = { .prefixlen = 64 + 128 };
@@ -156,7 +200,7 @@ static __always_inline int check_dest(__u32 hook, const struct dest *d)
 	__builtin_memcpy(sk.addr, d->addr, 16);
 	structural = bpf_map_lookup_elem(&structural_deny, &sk);
 	if (structural && *structural) {
-		deny = !(is_loopback(d->addr) && own_endpoint(&a, d));
+		deny = !(is_loopback(d->addr) && own_endpoint(ctx, &a, d));
 		reason = AGENTD_REASON_STRUCTURAL;
 		goto out;
 	}
@@ -184,7 +228,7 @@ static __always_inline int check4(struct bpf_sock_addr *ctx, __u32 hook)
 
 	map_v4(d.addr, ctx->user_ip4);
 	d.port = bpf_ntohs(ctx->user_port);
-	return check_dest(hook, &d);
+	return check_dest(ctx, hook, &d);
 }
 
 static __always_inline int check6(struct bpf_sock_addr *ctx, __u32 hook)
@@ -198,7 +242,7 @@ static __always_inline int check6(struct bpf_sock_addr *ctx, __u32 hook)
 	w[3] = ctx->user_ip6[3];
 	__builtin_memcpy(d.addr, w, 16);
 	d.port = bpf_ntohs(ctx->user_port);
-	return check_dest(hook, &d);
+	return check_dest(ctx, hook, &d);
 }
 
 SEC("cgroup/connect4")
@@ -253,29 +297,25 @@ int bind6(struct bpf_sock_addr *ctx)
 	return check_bind(AGENTD_HOOK_BIND6, AF_INET6, ctx->protocol);
 }
 
-/* After a bind succeeded (the port is known): remember the agent's own listener. */
-static __always_inline int remember_bound(struct bpf_sock *sk, const __u8 addr[16])
+/* After a bind succeeded: the socket is the agent's. Storage the kernel cannot give denies the
+ * bind (the kernel undoes it): an agent's listener that no lookup would know as its own. */
+static __always_inline int remember_bound(struct bpf_sock *sk, __u32 hook, const __u8 addr[16])
 {
-	struct agentd_endpoint_key k = {};
-	__u64 cookie;
-	__u32 one = 1, *refs;
+	struct dest d = { .family = (__u16)sk->family, .protocol = sk->protocol };
 	struct agent a;
+	__u32 *by;
 
 	if (!current_agent(&a))
 		return 1;
-	k.agent_id = a.id;
-	k.port = sk->src_port;
-	k.protocol = proto_bit(sk->protocol);
-	__builtin_memcpy(k.addr, addr, 16);
-	cookie = bpf_get_socket_cookie(sk);
-	if (bpf_map_update_elem(&bound_sockets, &cookie, &k, BPF_NOEXIST))
+	by = bpf_sk_storage_get(&bound_by, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+	if (by) {
+		*by = a.id;
 		return 1;
-	refs = bpf_map_lookup_elem(&endpoints, &k);
-	if (refs)
-		__sync_fetch_and_add(refs, 1);
-	else
-		bpf_map_update_elem(&endpoints, &k, &one, BPF_NOEXIST);
-	return 1;
+	}
+	d.port = (__u16)sk->src_port;
+	__builtin_memcpy(d.addr, addr, 16);
+	emit_net_event(&a, hook, 1, AGENTD_REASON_UNRECORDED, 0, &d);
+	return 0;
 }
 
 SEC("cgroup/post_bind4")
@@ -284,7 +324,7 @@ int post_bind4(struct bpf_sock *sk)
 	__u8 addr[16];
 
 	map_v4(addr, sk->src_ip4);
-	return remember_bound(sk, addr);
+	return remember_bound(sk, AGENTD_HOOK_BIND4, addr);
 }
 
 SEC("cgroup/post_bind6")
@@ -296,25 +336,7 @@ int post_bind6(struct bpf_sock *sk)
 	w[1] = sk->src_ip6[1];
 	w[2] = sk->src_ip6[2];
 	w[3] = sk->src_ip6[3];
-	return remember_bound(sk, (const __u8 *)w);
-}
-
-/* Whoever closes it last: a released listener stops being reachable. */
-SEC("cgroup/sock_release")
-int sock_release(struct bpf_sock *sk)
-{
-	struct agentd_endpoint_key *k;
-	__u64 cookie = bpf_get_socket_cookie(sk);
-	__u32 *refs;
-
-	k = bpf_map_lookup_elem(&bound_sockets, &cookie);
-	if (!k)
-		return 1;
-	refs = bpf_map_lookup_elem(&endpoints, k);
-	if (refs && __sync_fetch_and_add(refs, -1) == 1)
-		bpf_map_delete_elem(&endpoints, k);
-	bpf_map_delete_elem(&bound_sockets, &cookie);
-	return 1;
+	return remember_bound(sk, AGENTD_HOOK_BIND6, (const __u8 *)w);
 }
 
 /* inet sockets only (the kernel runs this hook in inet_create/inet6_create): types. The BPF LSM

@@ -441,5 +441,8 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 /* A map the decision reads could not be looked up: fail closed. Produced by builds of stop 18
  * only (their object filter was a map); kept so that their audit logs still read. */
 #define AGENTD_REASON_MAP_UNREADABLE 14
+/* The kernel could not store what a later decision needs (a bound socket's agent: no memory for
+ * its socket storage): the operation is denied rather than left unknown. */
+#define AGENTD_REASON_UNRECORDED 15
 
 #endif /* AGENTD_ABI_H */

@@ -455,3 +455,61 @@ TEST(bench_events_makes_and_writes_events)
 	status = proc_stop(p, 0);
 	ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
+
+/*
+ * An earlier build's own-listener keys (`endpoints`, by socket cookie in `bound_sockets`, and a
+ * sock_release link) after an upgrade: once the cgroup's programs are this build's, its keys
+ * leave `endpoints` (one would open its port to whatever listens there), agentd's own endpoint
+ * stays, and the old link and map go.
+ */
+TEST(own_listener_keys_of_an_earlier_build_are_removed)
+{
+	struct agentd_endpoint_key old = { .agent_id = 12,
+					   .port = 4242,
+					   .protocol = AGENTD_PROTO_TCP },
+				   mine = { .agent_id = 12,
+					    .port = 4343,
+					    .protocol = AGENTD_PROTO_TCP };
+	char cg[PATH_MAX], pins[128], map_pin[160], link_pin[200];
+	const __u8 lo[16] = { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 };
+	struct enforcer_opts opts = {};
+	struct enforcer *e = NULL;
+	__u64 cookie = 99;
+	__u32 one = 1;
+	struct stat st;
+	int fd, cgfd, ep;
+
+	test_cgroup(cg, sizeof(cg));
+	test_pin_dir(pins, sizeof(pins));
+	opts.pin_dir = pins;
+	ASSERT_OK(mkdir(pins, 0700));
+	memcpy(old.addr, lo, 16);
+	snprintf(map_pin, sizeof(map_pin), "%s/bound_sockets", pins);
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "bound_sockets", sizeof(cookie), sizeof(old), 16,
+			    NULL);
+	ASSERT_OK(fd);
+	ASSERT_EQ(bpf_map_update_elem(fd, &cookie, &old, BPF_ANY), 0);
+	ASSERT_EQ(bpf_obj_pin(fd, map_pin), 0);
+	ASSERT_OK(stat(cg, &st));
+	/* Standing in for the old link: any pinned object under its name. */
+	snprintf(link_pin, sizeof(link_pin), "%s/link-net-sock_release-%llu", pins,
+		 (unsigned long long)st.st_ino);
+	ASSERT_EQ(bpf_obj_pin(fd, link_pin), 0);
+	close(fd);
+
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ep = enforcer_map_fd(e, "endpoints");
+	ASSERT_EQ(bpf_map_update_elem(ep, &old, &one, BPF_ANY), 0);
+	ASSERT_EQ(enforcer_add_endpoint(e, 12, lo, 4343, AGENTD_PROTO_TCP), 0);
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(cgfd);
+	test_defer(close_fd, (void *)(long)cgfd);
+	ASSERT_EQ(enforcer_attach_cgroup(e, cgfd), 0);
+	ASSERT(bpf_map_lookup_elem(ep, &old, &one) && errno == ENOENT);
+	memcpy(mine.addr, lo, 16);
+	ASSERT_EQ(bpf_map_lookup_elem(ep, &mine, &one), 0);
+	ASSERT(access(link_pin, F_OK) && errno == ENOENT);
+	ASSERT(access(map_pin, F_OK) && errno == ENOENT);
+	ASSERT_EQ(enforcer_detach_cgroup(e, cgfd), 0);
+	enforcer_destroy(e);
+}

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -337,6 +338,20 @@ static int own_listener(void *addr)
 	return r;
 }
 
+/* The same with a datagram socket the agent bound, and sendto() without connect. */
+static int own_bound_dgram(void *addr)
+{
+	int l = listener(addr, PORT, SOCK_DGRAM), r;
+	struct dest d;
+
+	dest(&d, addr, PORT, SOCK_DGRAM);
+	r = reach(&d);
+	if (!r && !received(l, SOCK_DGRAM, ARRIVAL_MS))
+		r = 200;
+	close(l);
+	return r;
+}
+
 TEST(net_own_loopback_listener_reachable_until_closed)
 {
 	struct test_agent ag;
@@ -345,9 +360,138 @@ TEST(net_own_loopback_listener_reachable_until_closed)
 	net_agent(&ag, NULL, 0, AGENTD_AGENT_ALLOW_BIND);
 	ASSERT_EQ(test_agent_run(&ag, own_listener, "127.0.0.1"), 0);
 	ASSERT_EQ(test_agent_run(&ag, own_listener, "::1"), 0);
+	ASSERT_EQ(test_agent_run(&ag, own_bound_dgram, "127.0.0.1"), 0);
+	ASSERT_EQ(test_agent_run(&ag, own_bound_dgram, "::1"), 0);
 	/* Closed: the test's own listener on the same port is loopback like any other. */
 	denied_to_agent(&ag, "127.0.0.1", "127.0.0.1", SOCK_STREAM);
 	denied_to_agent(&ag, "::1", "::1", SOCK_STREAM);
+	denied_to_agent(&ag, "127.0.0.1", "127.0.0.1", SOCK_DGRAM);
+}
+
+/* A listener of the agent's on [::] (v6only as asked), and a connect to it at an address. */
+struct pair {
+	const char *to;
+	int v6only;
+};
+
+static int own_any6_listener(void *arg)
+{
+	const struct pair *p = arg;
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(PORT) };
+	int l = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, r;
+	struct dest d;
+
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &p->v6only, sizeof(p->v6only)) ||
+	    bind(l, (struct sockaddr *)&sin6, sizeof(sin6)) || listen(l, 16))
+		return 100 + errno;
+	dest(&d, p->to, PORT, SOCK_STREAM);
+	r = reach(&d);
+	if (!r && !received(l, SOCK_STREAM, ARRIVAL_MS))
+		r = 200;
+	close(l);
+	return r;
+}
+
+/* A dual-stack listener on [::] takes IPv4 connections too: the agent reaches its own from an
+ * AF_INET socket at 127.0.0.1, as from AF_INET6 ones at ::1 and ::ffff:127.0.0.1. */
+TEST(net_own_dual_stack_listener_reachable_over_ipv4)
+{
+	struct test_agent ag;
+
+	own_netns();
+	net_agent(&ag, NULL, 0, AGENTD_AGENT_ALLOW_BIND);
+	ASSERT_EQ(test_agent_run(&ag, own_any6_listener, &(struct pair){ "127.0.0.1", 0 }), 0);
+	ASSERT_EQ(test_agent_run(&ag, own_any6_listener, &(struct pair){ "::1", 0 }), 0);
+	ASSERT_EQ(test_agent_run(&ag, own_any6_listener, &(struct pair){ "::ffff:127.0.0.1", 0 }),
+		  0);
+	/* v6only: nothing of the agent's takes 127.0.0.1, so loopback is denied there. */
+	ASSERT_EQ(test_agent_run(&ag, own_any6_listener, &(struct pair){ "127.0.0.1", 1 }), EPERM);
+}
+
+/* The agent holds [::]:PORT, v6only, while the test listens on 127.0.0.1:PORT. */
+static int own_v6only_then_reach(void *arg)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(PORT) };
+	int l = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, r;
+	struct dest d;
+
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&sin6, sizeof(sin6)) || listen(l, 16))
+		return 100 + errno;
+	dest(&d, arg, PORT, SOCK_STREAM);
+	r = reach(&d);
+	close(l);
+	return r;
+}
+
+struct holder {
+	int ready[2]; /* the holder writes its pid once its socket is bound */
+	int family;
+};
+
+/* Binds (SO_REUSEADDR, no listen) the any address of family at PORT in a grandchild that holds
+ * it until killed, and reports the grandchild's pid. */
+static int hold_port(void *arg)
+{
+	struct holder *h = arg;
+	struct sockaddr_storage ss = { .ss_family = (sa_family_t)h->family };
+	int one = 1, fd;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid < 0 ? 100 + errno : 0;
+	if (h->family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = htons(PORT);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(PORT);
+	fd = socket(h->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&ss,
+		 h->family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)))
+		_exit(1);
+	pid = getpid();
+	if (write(h->ready[1], &pid, sizeof(pid)) != sizeof(pid))
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+/*
+ * A port the agent bound without listening does not make a listener of the host's on it the
+ * agent's: with SO_REUSEADDR on both, the host binds 127.0.0.1 at the agent's port (the kernel
+ * lets a listener share a port with a socket that does not listen), and that listener is the
+ * host's. Nor does an agent's v6only listener on [::] reach a host listener on 127.0.0.1.
+ */
+TEST(net_host_listener_on_a_port_the_agent_holds_stays_denied)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	struct test_agent ag;
+	struct holder h;
+	size_t i;
+	pid_t pid;
+
+	own_netns();
+	net_agent(&ag, NULL, 0, AGENTD_AGENT_ALLOW_BIND);
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		h.family = families[i];
+		ASSERT_OK(pipe2(h.ready, O_CLOEXEC));
+		ASSERT_EQ(test_agent_run(&ag, hold_port, &h), 0);
+		ASSERT_EQ(read(h.ready[0], &pid, sizeof(pid)), (ssize_t)sizeof(pid));
+		close(h.ready[0]);
+		close(h.ready[1]);
+		denied_to_agent(&ag, "127.0.0.1", "127.0.0.1", SOCK_STREAM);
+		denied_to_agent(&ag, "127.0.0.1", "::ffff:127.0.0.1", SOCK_STREAM);
+		kill(pid, SIGKILL);
+	}
+	{
+		int l = listener("127.0.0.1", PORT, SOCK_STREAM);
+
+		ASSERT_EQ(test_agent_run(&ag, own_v6only_then_reach, "127.0.0.1"), EPERM);
+		ASSERT(!received(l, SOCK_STREAM, 0));
+		close(l);
+	}
 }
 
 /*

@@ -670,9 +670,57 @@ void enforcer_detach_lsm(struct enforcer *e)
 		bpf_link__destroy(e->lsm_links[--e->nlsm_links]);
 }
 
+/*
+ * Stop 19 and before kept an agent's own loopback listeners as keys of `endpoints`, by socket
+ * cookie in `bound_sockets`, and forgot them in a sock_release program; this build asks the
+ * kernel's socket lookup instead (net.bpf.c). Once cgroup_fd's programs are this build's: its
+ * old sock_release link goes, and every key the old programs recorded leaves `endpoints` (a key
+ * opens its port to whatever listens there). The old map's pin goes with the last old link:
+ * until then an old post_bind may still run on a cgroup not attached again yet, and the next
+ * attach removes what it records.
+ */
+static void retire_bound_sockets(struct enforcer *e, __u64 cgroup)
+{
+	static const char old_link[] = "link-net-sock_release-";
+	char path[PATH_MAX + 64];
+	struct agentd_endpoint_key k;
+	__u64 key, next, *prev = NULL;
+	int fd, ep = enforcer_map_fd(e, "endpoints");
+	bool old_links = false;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s%llu", e->pin_dir, old_link, (unsigned long long)cgroup);
+	if (!unlink(path))
+		log_info("removed %s: this agentd has no sock_release program\n", path);
+	snprintf(path, sizeof(path), "%s/bound_sockets", e->pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &k))
+			bpf_map_delete_elem(ep, &k);
+	}
+	close(fd);
+	d = opendir(e->pin_dir);
+	while (d && (de = readdir(d)))
+		old_links = old_links || !strncmp(de->d_name, old_link, sizeof(old_link) - 1);
+	if (d)
+		closedir(d);
+	if (!old_links)
+		retire_pin(e, "bound_sockets");
+}
+
 int enforcer_attach_cgroup(struct enforcer *e, int cgroup_fd)
 {
-	return attach_all(e, false, cgroup_fd);
+	struct stat st;
+	int err = attach_all(e, false, cgroup_fd);
+
+	if (!err && e->pin_dir[0] && !fstat(cgroup_fd, &st))
+		retire_bound_sockets(e, st.st_ino);
+	return err;
 }
 
 const char *const *enforcer_missing_hooks(const struct enforcer *e)

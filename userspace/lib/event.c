@@ -112,6 +112,7 @@ static const char *const reason_names[] = {
 	[AGENTD_REASON_NOT_OWN_UNIX_SOCKET] = "not-own-socket",
 	[AGENTD_REASON_UNKNOWN_MOUNT] = "unknown-mount",
 	[AGENTD_REASON_MAP_UNREADABLE] = "map-unreadable",
+	[AGENTD_REASON_UNRECORDED] = "unrecorded",
 };
 
 static const char *name_of(const char *const *names, size_t n, __u32 i)
