@@ -128,6 +128,17 @@ TEST(daemon_agent_is_held_to_its_policy)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", NULL), 0);
 	if (!strstr(out, "files    BPF LSM") || !strstr(out, "network  cgroup-BPF"))
 		FAIL("status: %s", out);
+	/* The file rule table holds the agent's rules, and no bucket is full. */
+	{
+		const char *t = strstr(out, "file rule table: ");
+		unsigned long used, slots, full, buckets;
+
+		if (!t ||
+		    sscanf(t, "file rule table: %lu of %lu slots used, %lu of %lu buckets full",
+			   &used, &slots, &full, &buckets) != 4 ||
+		    !used || slots != 524288 || full || buckets != 65536)
+			FAIL("status: the file rule table: %s", out);
+	}
 }
 
 /* In the agent: opens the secret until stop_fd reads EOF; the exit status is how many opens

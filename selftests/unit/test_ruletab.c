@@ -53,6 +53,27 @@ static size_t entries(const struct agentd_rule_bucket *t)
 	return n;
 }
 
+TEST(ruletab_usage_counts_slots_and_full_buckets)
+{
+	struct agentd_rule_bucket *t = table();
+	struct agentd_file_rule r = { 1, 1 };
+	struct agentd_file_key k;
+	size_t used, full, i;
+
+	ruletab_usage(t, &used, &full);
+	ASSERT(used == 0 && full == 0);
+	for (i = 0; i < 5; i++) {
+		k = key(3, 1, 0x800001, 100 + i);
+		ASSERT_EQ(ruletab_put(t, &k, &r), 0);
+	}
+	ruletab_usage(t, &used, &full);
+	ASSERT(used == 5 && full == 0);
+	ASSERT_EQ(ruletab_delete(t, 3, 0), 5);
+	ruletab_usage(t, &used, &full);
+	ASSERT(used == 0 && full == 0);
+	free(t);
+}
+
 TEST(ruletab_finds_each_key_and_nothing_else)
 {
 	struct agentd_rule_bucket *t = table();
@@ -165,6 +186,20 @@ TEST(ruletab_full_is_enospc_past_the_old_capacity)
 	ASSERT(n > 262144);
 	ASSERT(!program_find(t, &keys[n]));
 	ASSERT_EQ(entries(t), n);
+	/* What status reports: every entry a used slot, and both buckets of the refused key full. */
+	{
+		__u64 h = agentd_rule_hash(agentd_rule_owner(keys[n].agent_id, keys[n].generation),
+					   keys[n].dev, keys[n].ino);
+		size_t used, full, own = 0;
+
+		ruletab_usage(t, &used, &full);
+		ASSERT_EQ(used, n);
+		for (i = 0; i < AGENTD_RULE_BUCKET_SLOTS; i++)
+			own += !!t[agentd_rule_bucket(h, 0)].slot[i].owner +
+			       !!t[agentd_rule_bucket(h, 1)].slot[i].owner;
+		ASSERT_EQ(own, 2 * AGENTD_RULE_BUCKET_SLOTS);
+		ASSERT(full >= 2 && full < AGENTD_RULE_BUCKETS);
+	}
 	for (i = 0; i < n; i++)
 		ASSERT(program_find(t, &keys[i]));
 	free(keys);

@@ -48,7 +48,7 @@ static void print_status(const json_t *reply)
 	json_t *d = json_object_get(reply, "daemon"), *k = json_object_get(reply, "kernel");
 	json_t *layers = json_object_get(reply, "layers"),
 	       *agents = json_object_get(reply, "agents");
-	json_t *a, *h;
+	json_t *a, *h, *fr;
 	size_t i;
 
 	printf("agentd %s, pid %lld, control %s\n", str(d, "version"),
@@ -63,6 +63,13 @@ static void print_status(const json_t *reply)
 	       json_is_true(json_object_get(k, "seccomp")) ? "yes" : "NO",
 	       json_is_true(json_object_get(k, "no_new_privs")) ? "yes" : "NO",
 	       *str(k, "cgroup2_controllers") ? str(k, "cgroup2_controllers") : "none");
+	fr = json_object_get(k, "file_rules");
+	if (json_is_object(fr))
+		printf("  file rule table: %lld of %lld slots used, %lld of %lld buckets full\n",
+		       json_integer_value(json_object_get(fr, "used")),
+		       json_integer_value(json_object_get(fr, "slots")),
+		       json_integer_value(json_object_get(fr, "full_buckets")),
+		       json_integer_value(json_object_get(fr, "buckets")));
 	json_array_foreach(json_object_get(k, "missing_hooks"), i, h)
 	{
 		printf("  LSM hook %s missing: NOT ENFORCED\n", json_string_value(h));

@@ -18,6 +18,7 @@
 #include "cglimits.h"
 #include "cgroup.h"
 #include "rules.h"
+#include "ruletab.h"
 #include "services.h"
 #include "stream.h"
 
@@ -577,6 +578,21 @@ void agents_reload_all(struct daemon *d)
 	json_decref(reply);
 }
 
+/* The file rule table's occupancy (null without it: no BPF LSM): a policy whose object finds
+ * both its buckets full is refused, so full buckets say how near that is. */
+static json_t *file_rules_json(const struct daemon *d)
+{
+	const struct agentd_rule_bucket *t = d->e ? enforcer_rules(d->e) : NULL;
+	size_t used, full;
+
+	if (!t)
+		return json_null();
+	ruletab_usage(t, &used, &full);
+	return json_pack("{s:I, s:I, s:I, s:I}", "used", (json_int_t)used, "slots",
+			 (json_int_t)AGENTD_RULE_BUCKETS * AGENTD_RULE_BUCKET_SLOTS, "full_buckets",
+			 (json_int_t)full, "buckets", (json_int_t)AGENTD_RULE_BUCKETS);
+}
+
 static json_t *kernel_json(const struct daemon *d)
 {
 	const char *const *m;
@@ -584,10 +600,11 @@ static json_t *kernel_json(const struct daemon *d)
 
 	for (m = d->lsm ? enforcer_missing_hooks(d->e) : NULL; m && *m; m++)
 		json_array_append_new(missing, json_string(*m));
-	return json_pack("{s:s, s:b, s:i, s:b, s:s, s:o}", "lsm", d->probe.lsm_list,
+	return json_pack("{s:s, s:b, s:i, s:b, s:s, s:o, s:o}", "lsm", d->probe.lsm_list,
 			 "bpf_lsm_listed", d->probe.bpf_lsm_listed, "bpf_lsm_load_error",
 			 d->probe.bpf_lsm_load_err, "btf", d->probe.btf, "cgroup2",
-			 d->probe.cgroup2, "missing_hooks", missing);
+			 d->probe.cgroup2, "missing_hooks", missing, "file_rules",
+			 file_rules_json(d));
 }
 
 static json_t *do_status(struct daemon *d, const struct control_request *req)

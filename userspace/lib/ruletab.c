@@ -149,3 +149,16 @@ int ruletab_each(const struct agentd_rule_bucket *t, ruletab_fn fn, void *ctx)
 	}
 	return 0;
 }
+
+void ruletab_usage(const struct agentd_rule_bucket *t, size_t *used, size_t *full_buckets)
+{
+	size_t b, i, n;
+
+	*used = *full_buckets = 0;
+	for (b = 0; b < AGENTD_RULE_BUCKETS; b++) {
+		for (i = n = 0; i < AGENTD_RULE_BUCKET_SLOTS; i++)
+			n += owner_of(&t[b].slot[i]) != 0;
+		*used += n;
+		*full_buckets += n == AGENTD_RULE_BUCKET_SLOTS;
+	}
+}

@@ -19,6 +19,8 @@
  * ruletab_remove(): frees key's slot; 1 if it had one, else 0; the same caution (or no program
  * running that could look it up: the benchmark's own rules).
  * ruletab_each(): calls fn on every entry until it returns non-zero, which it returns.
+ * ruletab_usage(): the slots in use, and the buckets with no free slot (a key whose two buckets
+ * are both full cannot be added).
  */
 int ruletab_put(struct agentd_rule_bucket *t, const struct agentd_file_key *key,
 		const struct agentd_file_rule *rule);
@@ -29,6 +31,7 @@ int ruletab_remove(struct agentd_rule_bucket *t, const struct agentd_file_key *k
 typedef int (*ruletab_fn)(void *ctx, const struct agentd_file_key *key,
 			  const struct agentd_file_rule *rule);
 int ruletab_each(const struct agentd_rule_bucket *t, ruletab_fn fn, void *ctx);
+void ruletab_usage(const struct agentd_rule_bucket *t, size_t *used, size_t *full_buckets);
 
 #define RULETAB_BYTES ((size_t)AGENTD_RULE_BUCKETS * sizeof(struct agentd_rule_bucket))
 
