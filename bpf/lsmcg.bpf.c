@@ -2,7 +2,7 @@
 /*
  * Benchmark only (make bench), never loaded by agentd: agentd's hottest hook, file_open, with
  * agentd's very decision (self-protection, then the file policy), attached two ways, to choose
- * between them by the numbers (and bench_open's floor, at the end):
+ * between them by the numbers (and bench_open's floors, at the end):
  *   lsm/         global: every task runs the program, a task of no agent returns after the
  *                identity lookup (what agentd does);
  *   lsm_cgroup/  attached to the agent's cgroup: the kernel runs the program only for tasks in
@@ -30,6 +30,16 @@ int BPF_PROG(cgroup_file_open, struct file *file)
 SEC("lsm/file_open")
 int BPF_PROG(empty_file_open, struct file *file, int ret)
 {
+	return ret;
+}
+
+/* The floor and the kernel helper agentd's identity check calls at each agent level (agent.bpf.h:
+ * current_agent()), for the first level, its result unused: what the kernel's half of that
+ * check costs, apart from agentd's loads and compares. */
+SEC("lsm/file_open")
+int BPF_PROG(ident_file_open, struct file *file, int ret)
+{
+	bpf_get_current_ancestor_cgroup_id(*(volatile __u32 *)&agentd_shared.levels.level[0]);
 	return ret;
 }
 

@@ -29,6 +29,9 @@
  * and, for all four loops:
  *   floor         none of agentd's programs, one that returns at once on file_open
  *                 (lsmcg.bpf.c): what any BPF LSM program there costs before deciding anything
+ * and for open_close only:
+ *   floor_helper  floor, with the one kernel helper call agentd's identity check makes per
+ *                 agent level (lsmcg.bpf.c): outside's cost split into the kernel's and agentd's
  * Prints "BENCH" lines. Needs root and BPF LSM (the VM tier runs it: make bench).
  */
 #include <arpa/inet.h>
@@ -77,7 +80,7 @@ static const struct {
 
 struct cond {
 	const char *name;
-	bool attach, agent, big, deep, old, empty, near, ws;
+	bool attach, agent, big, deep, old, empty, helper, near, ws;
 	unsigned loops; /* bit n: loop n is measured */
 	double samples[NLOOP][MAX_ROUNDS];
 	bool skip; /* not chosen (-c) */
@@ -95,6 +98,7 @@ static struct cond conds[] = {
 	{ .name = "inside_near", .attach = true, .agent = true, .near = true, .loops = 1 },
 	{ .name = "inside_ws", .attach = true, .agent = true, .ws = true, .loops = 1 },
 	{ .name = "none_ws", .ws = true, .loops = 1 },
+	{ .name = "floor_helper", .empty = true, .helper = true, .loops = 1 },
 };
 #define NCOND (sizeof(conds) / sizeof(conds[0]))
 enum { NONE, INSIDE = 2, INSIDE_100K = 5, INSIDE_DEEP = 6, INSIDE_NEAR = 8, INSIDE_WS, NONE_WS };
@@ -293,7 +297,8 @@ static void detach(struct bench *b)
 /* Whether conditions x and y run the same programs. */
 static bool same_programs(const struct cond *x, const struct cond *y)
 {
-	return x->attach == y->attach && x->empty == y->empty && x->old == y->old;
+	return x->attach == y->attach && x->empty == y->empty && x->helper == y->helper &&
+	       x->old == y->old;
 }
 
 /* c's programs, attached; left as they are when the condition before ran the same ones (an
@@ -307,7 +312,8 @@ static int attach(struct bench *b, const struct cond *c)
 		return 0;
 	detach(b);
 	if (c->empty) {
-		b->old_link = bpf_program__attach_lsm(b->old->progs.empty_file_open);
+		b->old_link = bpf_program__attach_lsm(c->helper ? b->old->progs.ident_file_open
+								: b->old->progs.empty_file_open);
 		if (!b->old_link)
 			return -errno;
 	} else if (c->attach) {
@@ -426,7 +432,9 @@ static int prog_time(struct bench *b)
 			c = &conds[(r + i) % NCOND];
 			if (c->skip || (!c->attach && !c->empty))
 				continue;
-			name = c->empty ? "empty_file_open" : "file_open";
+			name = c->helper  ? "ident_file_open"
+			       : c->empty ? "empty_file_open"
+					  : "file_open";
 			err = cond_setup(b, c, true);
 			if (err)
 				break;
