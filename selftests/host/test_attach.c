@@ -815,6 +815,82 @@ TEST(attach_pid_refuses_a_process_whose_io_uring_registers_a_cgroup_file)
 	ASSERT(in_cgroup(w->pid, mine));
 }
 
+/*
+ * A process built to race the attach: it holds the procs files of a cgroup outside and of the
+ * agent's, and once it finds itself moved it leaves through the first, comes back through the
+ * second and closes both, so that a check after the move would see nothing. agentd stops what
+ * it moves (a frozen staging cgroup) and checks it stopped: the process is checked holding
+ * both, every time, and refused. (Before, the check came after the move with the process
+ * running, and it got through in some of the tries: five tries make that near certain.)
+ */
+static void racer_loop(const char *home, int out_fd, int back_fd)
+{
+	char line[PATH_MAX], want[PATH_MAX + 8];
+	FILE *f;
+
+	snprintf(want, sizeof(want), "0::%s\n", home);
+	for (;;) {
+		f = fopen("/proc/self/cgroup", "re");
+		if (!f)
+			_exit(1);
+		line[0] = '\0';
+		while (fgets(line, sizeof(line), f) && strncmp(line, "0::", 3))
+			;
+		fclose(f);
+		if (strcmp(line, want))
+			break; /* moved */
+	}
+	if (write(out_fd, "0", 1) == 1 && write(back_fd, "0", 1) == 1) {
+		close(out_fd);
+		close(back_fd);
+	}
+	pause();
+	_exit(0);
+}
+
+static void kill_racer(void *pid)
+{
+	kill((pid_t)(long)pid, SIGKILL);
+	waitpid((pid_t)(long)pid, NULL, 0);
+}
+
+TEST(attach_pid_stops_what_it_moves_so_no_process_races_the_check)
+{
+	struct env *e = setup();
+	char out[8192], root[PATH_MAX], mine[PATH_MAX + 8], other[PATH_MAX], cg[PATH_MAX + 64],
+		procs[PATH_MAX + 80], pid_s[16];
+	int out_fd, back_fd, try;
+	pid_t pid;
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	start_agentd(e);
+	add_agent(e, "t-race");
+	snprintf(cg, sizeof(cg), "%s/t-race", e->cgroup);
+	own_cgroup(mine, sizeof(mine));
+	test_cgroup(other, sizeof(other));
+	for (try = 0; try < 5; try++) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", other);
+		out_fd = open(procs, O_WRONLY | O_CLOEXEC);
+		ASSERT_OK(out_fd);
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+		back_fd = open(procs, O_WRONLY | O_CLOEXEC);
+		ASSERT_OK(back_fd);
+		pid = fork();
+		ASSERT_OK(pid);
+		if (pid == 0)
+			racer_loop(mine + strlen(root), out_fd, back_fd);
+		test_defer(kill_racer, (void *)(long)pid);
+		close(out_fd);
+		close(back_fd);
+		snprintf(pid_s, sizeof(pid_s), "%d", pid);
+		if (agentctl_run(out, sizeof(out), "attach", "t-race", "--pid", pid_s,
+				 "--allow-partial", "--json", NULL) != 1 ||
+		    !strstr(out, "holds a cgroup file open for writing") ||
+		    !strstr(out, "moved back"))
+			FAIL("try %d: attach --pid of a racing process: %s", try, out);
+	}
+}
+
 /* Forks until told to stop: every fifth child stays (blocked on a pipe, 600 at most), the
  * others exit at once. Says "s" on done when it has stopped forking. */
 struct forker {
@@ -920,9 +996,9 @@ TEST(attach_pid_leaves_no_child_behind_while_the_tree_forks)
 	test_defer(kill_group, pgid);
 	snprintf(pid_s, sizeof(pid_s), "%d", pid);
 	/* Attached while it forks. */
-	ASSERT_EQ(agentctl_run(out, sizeof(out), "attach", "t-fork", "--pid", pid_s,
-			       "--allow-partial", NULL),
-		  0);
+	if (agentctl_run(out, sizeof(out), "attach", "t-fork", "--pid", pid_s, "--allow-partial",
+			 NULL))
+		FAIL("attach: %s", out);
 	f->stop = 1;
 	ASSERT_EQ(read(done[0], &c, 1), 1);
 	n = descendants(pid, tree, 1024);

@@ -2,17 +2,18 @@
 /*
  * agentctl attach and detach in the daemon: running work put under an agent's policy.
  *
- * --pid: the process and its descendants are moved into the agent's cgroup (cgroup.procs). A
- * process that forks meanwhile leaves its child in the old cgroup only if the fork completed
- * before the parent moved (the kernel orders the two), so passes over the process tree repeat
- * until one moves nothing: from then on every new child is born inside. Then every moved
- * process's descriptors are checked: the kernel checks cgroup writes when a cgroup file is
- * opened, not when it is written, so a cgroup file a process opened for writing before it was
- * moved would let it leave. One such descriptor (or an io_uring with a cgroup file among its
- * registered files, which are written without a descriptor) refuses the attach, and every
- * moved process is moved back where it was. Once moved, a process can open or receive no such file (BPF LSM:
- * file_open, file_receive), so what the check sees is all it can ever hold; a process that
- * leaves with one between its move and the check is found outside and refused the same way.
+ * --pid: the process and its descendants are moved into a frozen staging cgroup below the
+ * agent's (cgroup.procs), where they are the agent's and stop. A process that forks meanwhile
+ * leaves its child in the old cgroup only if the fork completed before the parent moved (the
+ * kernel orders the two), so passes over the process tree repeat until one moves nothing: from
+ * then on every new child is born inside. Once all have stopped, every moved process's
+ * descriptors are checked: the kernel checks cgroup writes when a cgroup file is opened, not
+ * when it is written, so a cgroup file a process opened for writing before it was moved would
+ * let it leave. One such descriptor (or an io_uring with a cgroup file among its registered
+ * files, which are written without a descriptor) refuses the attach, and every moved process is
+ * moved back where it was. Once moved, a process can open or receive no such file (BPF LSM:
+ * file_open, file_receive), and stopped it can use none it holds, so what the check sees is all
+ * it can ever hold; checked, the processes move into the agent's cgroup and run on.
  *
  * --cgroup: a cgroup outside agentd's tree (a container's) becomes one of the agent's: the
  * cgroup-BPF programs are attached to it first (they ignore tasks of no agent), then it is
@@ -26,11 +27,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -131,6 +134,7 @@ static json_t *attached(const struct control_request *req, const struct daemon *
 
 struct ptab {
 	int pid, ppid;
+	bool dead; /* a zombie: it runs nothing, and a move of it moves nothing */
 };
 
 static int ptab_cmp(const void *a, const void *b)
@@ -138,9 +142,10 @@ static int ptab_cmp(const void *a, const void *b)
 	return ((const struct ptab *)a)->pid - ((const struct ptab *)b)->pid;
 }
 
-static int read_ppid(int pid)
+/* The parent of pid, or -1; its state letter in *state when state is not NULL. */
+static int read_stat(int pid, char *state)
 {
-	char path[64], buf[512], *p;
+	char path[64], buf[512], *p, st = '?';
 	int fd, ppid = -1;
 	ssize_t n;
 
@@ -155,9 +160,16 @@ static int read_ppid(int pid)
 	buf[n] = '\0';
 	/* "pid (comm) state ppid ...": comm may hold anything, ')' included. */
 	p = strrchr(buf, ')');
-	if (p && sscanf(p + 1, " %*c %d", &ppid) != 1)
+	if (p && sscanf(p + 1, " %c %d", &st, &ppid) != 2)
 		ppid = -1;
+	if (state)
+		*state = st;
 	return ppid;
+}
+
+static int read_ppid(int pid)
+{
+	return read_stat(pid, NULL);
 }
 
 /* Every process and its parent, sorted by pid. */
@@ -168,6 +180,7 @@ static int ptab_scan(struct ptab **out, size_t *n)
 	struct dirent *de;
 	DIR *dir = opendir("/proc");
 	int pid, ppid;
+	char state;
 
 	*n = 0;
 	if (!dir)
@@ -176,7 +189,7 @@ static int ptab_scan(struct ptab **out, size_t *n)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = atoi(de->d_name);
-		ppid = read_ppid(pid);
+		ppid = read_stat(pid, &state);
 		if (ppid < 0)
 			continue;
 		if (*n == cap) {
@@ -189,7 +202,7 @@ static int ptab_scan(struct ptab **out, size_t *n)
 			}
 			t = more;
 		}
-		t[(*n)++] = (struct ptab){ pid, ppid };
+		t[(*n)++] = (struct ptab){ pid, ppid, state == 'Z' || state == 'X' };
 	}
 	closedir(dir);
 	qsort(t, *n, sizeof(*t), ptab_cmp);
@@ -199,7 +212,7 @@ static int ptab_scan(struct ptab **out, size_t *n)
 
 static bool descends(const struct ptab *t, size_t n, int pid, int root)
 {
-	struct ptab key = { 0, 0 }, *e;
+	struct ptab key = { 0, 0, false }, *e;
 	int depth;
 
 	for (depth = 0; depth < ANCESTRY_MAX && pid > 1; depth++) {
@@ -224,6 +237,7 @@ struct move {
 	struct daemon *d;
 	struct agent *a;
 	char root[PATH_MAX];
+	char staging[sizeof(((struct agent *)0)->cgroup) + 32]; /* where moves go (below) */
 	unsigned moved, skipped;
 	struct moved *v;
 	size_t nv, cap;
@@ -249,7 +263,7 @@ static int remember(struct move *m, int pid, const char *from)
 /* Moves one process of the tree unless it is inside already, or another agent's. */
 static int move_one(struct move *m, int pid, unsigned *moved)
 {
-	char cg[PATH_MAX + 8], procs[sizeof(m->a->cgroup) + 16], num[16];
+	char cg[PATH_MAX + 8], procs[sizeof(m->staging) + 16], num[16];
 	struct agent *b;
 	int err = proc_cgroup(m->root, pid, cg, sizeof(cg));
 
@@ -268,7 +282,7 @@ static int move_one(struct move *m, int pid, unsigned *moved)
 		m->skipped++;
 		return 0;
 	}
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", m->a->cgroup);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", m->staging);
 	snprintf(num, sizeof(num), "%d", pid);
 	err = remember(m, pid, cg);
 	if (!err)
@@ -277,7 +291,7 @@ static int move_one(struct move *m, int pid, unsigned *moved)
 		return 0;
 	if (err) {
 		snprintf(m->why, sizeof(m->why), "moving process %d into %.400s: %s", pid,
-			 m->a->cgroup, strerror(-err));
+			 m->staging, strerror(-err));
 		return err;
 	}
 	(*moved)++;
@@ -488,14 +502,137 @@ static int check_moved(struct move *m)
 		r = proc_cgroup(m->root, m->v[i].pid, cg, sizeof(cg));
 		if (r == -ESRCH)
 			continue;
-		if (r || owner(m->d, cg) != m->a) {
+		if (r || strcmp(cg, m->staging)) {
 			snprintf(m->why, sizeof(m->why),
-				 "process %d left the agent's cgroup while it was attached",
+				 "process %d left the cgroup it was moved into while it was "
+				 "attached",
 				 m->v[i].pid);
 			return -EPERM;
 		}
 	}
 	return 0;
+}
+
+/*
+ * The staging cgroup of an attach: a frozen child of the agent's cgroup, which every process is
+ * moved into. A process moved there is the agent's at once (its ancestor is the agent's
+ * cgroup), and stops before it runs another instruction of its own: a process built to race
+ * the check cannot leave through a cgroup file between its move and the check, open something
+ * outside, and come back without it. What the check sees is what each holds. One staging
+ * cgroup per agent (attaches are served one at a time); an empty one a crashed agentd left is
+ * removed first, one still holding processes refuses the attach.
+ */
+#define STAGING_NAME "agentd-attach"
+#define FREEZE_WAIT_MS 5000
+
+static int stage(struct move *m)
+{
+	char path[sizeof(m->staging) + 32];
+	int err;
+
+	snprintf(m->staging, sizeof(m->staging), "%s/" STAGING_NAME, m->a->cgroup);
+	if (rmdir(m->staging) && errno != ENOENT) {
+		/* Left by an agentd that died mid-attach: its processes, stopped and never
+		 * checked, stay stopped there until the agent is removed. */
+		err = -errno;
+		snprintf(
+			m->why, sizeof(m->why),
+			"%.400s, an attach's staging cgroup left by an earlier agentd, holds "
+			"processes that were never checked (%s): they stay stopped there until the "
+			"agent is removed",
+			m->staging, strerror(-err));
+		return err;
+	}
+	if (mkdir(m->staging, 0755)) {
+		err = -errno;
+		snprintf(m->why, sizeof(m->why), "making %.400s: %s", m->staging, strerror(-err));
+		return err;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", m->staging);
+	err = cgroup_write(path, "1");
+	if (err) {
+		snprintf(m->why, sizeof(m->why), "freezing %.400s: %s", m->staging, strerror(-err));
+		rmdir(m->staging);
+	}
+	return err;
+}
+
+/* Whether everything in the staging cgroup has stopped (cgroup.events: "frozen 1"), waiting up
+ * to FREEZE_WAIT_MS: a process in an uninterruptible sleep may not stop, and then the attach
+ * is refused rather than checked while it can still act. */
+static int wait_frozen(struct move *m)
+{
+	char path[sizeof(m->staging) + 32], buf[256];
+	struct pollfd pfd = { .events = POLLPRI };
+	int waited = 0, err = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", m->staging);
+	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pfd.fd < 0)
+		err = -errno;
+	while (!err) {
+		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		buf[n] = '\0';
+		if (strstr(buf, "frozen 1"))
+			break;
+		if (waited >= FREEZE_WAIT_MS) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		/* cgroup.events signals a change with POLLPRI; the timeout bounds a missed one. */
+		poll(&pfd, 1, 50);
+		waited += 50;
+	}
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+	if (err == -ETIMEDOUT)
+		snprintf(m->why, sizeof(m->why),
+			 "the moved processes did not all stop within %d ms (one in an "
+			 "uninterruptible sleep?): they are not checked while they can act",
+			 FREEZE_WAIT_MS);
+	else if (err)
+		snprintf(m->why, sizeof(m->why), "reading the state of %.400s: %s", m->staging,
+			 strerror(-err));
+	return err;
+}
+
+/* Every process left in staging moved to the cgroup to (which thaws it, unless to is frozen).
+ * Returns 0 or the first error. */
+static int unstage_all(const char *staging, const char *to)
+{
+	char path[PATH_MAX + 32], line[32];
+	int err = 0, e;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", staging);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", to);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		e = cgroup_write(path, line);
+		if (e && e != -ESRCH && !err)
+			err = e;
+	}
+	fclose(f);
+	return err;
+}
+
+/* The end of a staging cgroup: what is left in it goes to the agent's cgroup (there only when
+ * something went wrong: every moved process was moved on), and it is removed. */
+static void unstage(struct move *m)
+{
+	int err = unstage_all(m->staging, m->a->cgroup);
+
+	if (err || rmdir(m->staging))
+		log_warn("agent %s: removing %s: %s\n", m->a->st.name, m->staging,
+			 strerror(err ? -err : errno));
 }
 
 /* Every moved process back where it came from; returns how many could not be. */
@@ -531,8 +668,9 @@ static int move_pass(struct move *m, int root, unsigned *moved)
 		snprintf(m->why, sizeof(m->why), "reading /proc: %s", strerror(-err));
 		return err;
 	}
+	/* A zombie stays where it died: its parent, stopped in staging, cannot reap it. */
 	for (i = 0; !err && i < n; i++)
-		if (descends(t, n, t[i].pid, root))
+		if (!t[i].dead && descends(t, n, t[i].pid, root))
 			err = move_one(m, t[i].pid, moved);
 	free(t);
 	return err;
@@ -583,6 +721,11 @@ static json_t *attach_pid(struct daemon *d, struct agent *a, const struct contro
 	reply = check_partial(d, req, what);
 	if (reply)
 		return reply;
+	err = stage(&m);
+	if (err) {
+		log_warn("agent %s: attach of process %d: %s\n", a->st.name, req->pid, m.why);
+		return error(req, CONTROL_E_FAILED, "%s", m.why);
+	}
 	for (pass = 0; !err && moved && pass < PASSES_MAX; pass++) {
 		err = move_pass(&m, req->pid, &moved);
 		m.moved += moved;
@@ -595,13 +738,25 @@ static json_t *attach_pid(struct daemon *d, struct agent *a, const struct contro
 	if (err || moved) {
 		log_warn("agent %s: attach of process %d stopped after %u processes moved: %s\n",
 			 a->st.name, req->pid, m.moved, m.why);
+		unstage(&m);
 		free(m.v);
 		return error(req, CONTROL_E_FAILED, "%s (%u processes were moved, and stay)", m.why,
 			     m.moved);
 	}
-	err = check_moved(&m);
+	err = wait_frozen(&m);
+	err = err ?: check_moved(&m);
+	if (!err) {
+		/* Checked while stopped: into the agent's cgroup, where they run on. */
+		err = unstage_all(m.staging, a->cgroup);
+		if (err)
+			snprintf(m.why, sizeof(m.why),
+				 "moving the checked processes into %.400s: %s", a->cgroup,
+				 strerror(-err));
+	}
 	if (err) {
 		unsigned stuck = move_back(&m);
+
+		unstage(&m);
 
 		log_warn("agent %s: attach of process %d refused: %s; %u of %u moved processes "
 			 "moved back\n",
@@ -613,6 +768,7 @@ static json_t *attach_pid(struct daemon *d, struct agent *a, const struct contro
 		free(m.v);
 		return reply;
 	}
+	unstage(&m);
 	free(m.v);
 	log_info("agent %s: process %d attached: %u processes moved into %s%s\n", a->st.name,
 		 req->pid, m.moved, a->cgroup, d->lsm ? "" : " (network rules only: no BPF LSM)");
@@ -883,9 +1039,16 @@ void attach_adopt(struct daemon *d, struct agent *a)
 
 void attach_release(struct daemon *d, struct agent *a)
 {
+	char staging[sizeof(a->cgroup) + 32];
 	size_t i;
 	int err;
 
+	/* A staging cgroup an attach left (agentd died mid-attach): empty by now, the agent's
+	 * processes killed, and in the way of the agent's cgroup's removal. */
+	snprintf(staging, sizeof(staging), "%s/" STAGING_NAME, a->cgroup);
+	if (rmdir(staging) && errno != ENOENT)
+		log_warn("agent %s: removing %s: %s, ignoring\n", a->st.name, staging,
+			 strerror(errno));
 	for (i = 0; i < a->st.ncgroups; i++) {
 		err = release_cgroup(d, a->st.cgroups[i]);
 		if (err)
