@@ -891,6 +891,38 @@ TEST(attach_pid_stops_what_it_moves_so_no_process_races_the_check)
 	}
 }
 
+/* A staging cgroup that an agentd which died mid-attach left holding processes (never checked)
+ * refuses the next attach, and stays; an empty one is removed and the attach goes on. */
+TEST(attach_pid_refuses_while_an_unfinished_attach_holds_processes)
+{
+	struct env *e = setup();
+	char out[8192], staging[PATH_MAX + 64], procs[PATH_MAX + 80], num[16], pid_s[16];
+	struct worker *left, *w;
+
+	start_agentd(e);
+	add_agent(e, "t-left");
+	snprintf(staging, sizeof(staging), "%s/t-left/agentd-attach", e->cgroup);
+	ASSERT_OK(mkdir(staging, 0755));
+	left = worker_start(NULL, NULL);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", staging);
+	snprintf(num, sizeof(num), "%d", left->pid);
+	ASSERT_EQ(cgroup_write(procs, num), 0);
+	w = worker_start(NULL, NULL);
+	snprintf(pid_s, sizeof(pid_s), "%d", w->pid);
+	if (agentctl_run(out, sizeof(out), "attach", "t-left", "--pid", pid_s, "--allow-partial",
+			 "--json", NULL) == 0 ||
+	    !strstr(out, "never checked"))
+		FAIL("attach beside an unfinished one: %s", out);
+	ASSERT(in_cgroup(left->pid, staging));
+	/* Emptied (the operator moved its process on), it goes, and the attach is made. */
+	snprintf(procs, sizeof(procs), "%s/t-left/cgroup.procs", e->cgroup);
+	ASSERT_EQ(cgroup_write(procs, num), 0);
+	if (agentctl_run(out, sizeof(out), "attach", "t-left", "--pid", pid_s, "--allow-partial",
+			 NULL))
+		FAIL("attach: %s", out);
+	ASSERT(access(staging, F_OK) && errno == ENOENT);
+}
+
 /* Forks until told to stop: every fifth child stays (blocked on a pipe, 600 at most), the
  * others exit at once. Says "s" on done when it has stopped forking. */
 struct forker {

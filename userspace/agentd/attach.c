@@ -1012,10 +1012,19 @@ static json_t *detach_cgroup(struct daemon *d, struct agent *a, const struct con
 
 void attach_adopt(struct daemon *d, struct agent *a)
 {
+	char staging[sizeof(a->cgroup) + 32];
 	const char *doing;
 	size_t i = 0;
 	bool changed = false;
 	int err;
+
+	/* An attach the earlier agentd did not finish: empty, it goes; else its processes, never
+	 * checked, stay stopped (stage() says so to the next attach). */
+	snprintf(staging, sizeof(staging), "%s/" STAGING_NAME, a->cgroup);
+	if (rmdir(staging) && errno != ENOENT)
+		log_warn("agent %s: %s holds processes an unfinished attach moved and never "
+			 "checked: they stay stopped there until the agent is removed\n",
+			 a->st.name, staging);
 
 	while (i < a->st.ncgroups) {
 		const char *path = a->st.cgroups[i];
