@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #include "cgroup.h"
@@ -564,13 +565,16 @@ static int wait_frozen(struct move *m)
 {
 	char path[sizeof(m->staging) + 32], buf[256];
 	struct pollfd pfd = { .events = POLLPRI };
-	int waited = 0, err = 0;
+	struct timespec start, now;
+	long waited;
+	int err = 0;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/cgroup.events", m->staging);
 	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pfd.fd < 0)
 		err = -errno;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!err) {
 		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
 		if (n < 0) {
@@ -580,13 +584,15 @@ static int wait_frozen(struct move *m)
 		buf[n] = '\0';
 		if (strstr(buf, "frozen 1"))
 			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (now.tv_sec - start.tv_sec) * 1000 +
+			 (now.tv_nsec - start.tv_nsec) / 1000000;
 		if (waited >= FREEZE_WAIT_MS) {
 			err = -ETIMEDOUT;
 			break;
 		}
 		/* cgroup.events signals a change with POLLPRI; the timeout bounds a missed one. */
 		poll(&pfd, 1, 50);
-		waited += 50;
 	}
 	if (pfd.fd >= 0)
 		close(pfd.fd);

@@ -704,9 +704,27 @@ static void retire_bound_sockets(struct enforcer *e, __u64 cgroup)
 			bpf_map_delete_elem(ep, &k);
 	}
 	close(fd);
+	/* Old links left: on cgroups still there, until they are attached again; one whose
+	 * cgroup is gone (the kernel detached it: no cgroup id) goes now. */
 	d = opendir(e->pin_dir);
-	while (d && (de = readdir(d)))
-		old_links = old_links || !strncmp(de->d_name, old_link, sizeof(old_link) - 1);
+	while (d && (de = readdir(d))) {
+		struct bpf_link_info info = {};
+		char pin[PATH_MAX + 300];
+		__u32 len = sizeof(info);
+		int lfd;
+
+		if (strncmp(de->d_name, old_link, sizeof(old_link) - 1))
+			continue;
+		snprintf(pin, sizeof(pin), "%s/%s", e->pin_dir, de->d_name);
+		lfd = bpf_obj_get(pin);
+		if (lfd >= 0 && !bpf_obj_get_info_by_fd(lfd, &info, &len) &&
+		    info.type == BPF_LINK_TYPE_CGROUP && !info.cgroup.cgroup_id)
+			unlink(pin);
+		else
+			old_links = true;
+		if (lfd >= 0)
+			close(lfd);
+	}
 	if (d)
 		closedir(d);
 	if (!old_links)
