@@ -460,8 +460,48 @@ TEST(bench_events_makes_and_writes_events)
  * An earlier build's own-listener keys (`endpoints`, by socket cookie in `bound_sockets`, and a
  * sock_release link) after an upgrade: once the cgroup's programs are this build's, its keys
  * leave `endpoints` (one would open its port to whatever listens there), agentd's own endpoint
- * stays, and the old link and map go.
+ * stays, and the old link, one on a cgroup since removed, and the map go.
  */
+/* A cgroup link of an earlier build's program on a cgroup since removed, pinned at name: the
+ * kernel detaches it (its cgroup id reads 0) once the cgroup is released. */
+static void pin_defunct_cgroup_link(const char *pin)
+{
+	const struct bpf_insn allow[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_link_info info;
+	char cg[PATH_MAX];
+	int prog, cgfd, link, tries;
+	__u32 len;
+
+	test_cgroup(cg, sizeof(cg));
+	prog = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK, "old_release", "GPL", allow, 2,
+			     &(struct bpf_prog_load_opts){
+				     .sz = sizeof(struct bpf_prog_load_opts),
+				     .expected_attach_type = BPF_CGROUP_INET4_POST_BIND,
+			     });
+	ASSERT_OK(prog);
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(cgfd);
+	link = bpf_link_create(prog, cgfd, BPF_CGROUP_INET4_POST_BIND, NULL);
+	ASSERT_OK(link);
+	ASSERT_EQ(bpf_obj_pin(link, pin), 0);
+	close(cgfd);
+	close(prog);
+	ASSERT_OK(rmdir(cg));
+	for (tries = 0; tries < 500; tries++) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		ASSERT_EQ(bpf_obj_get_info_by_fd(link, &info, &len), 0);
+		if (!info.cgroup.cgroup_id)
+			break;
+		usleep(10000);
+	}
+	close(link);
+	ASSERT_EQ(info.cgroup.cgroup_id, 0);
+}
+
 TEST(own_listener_keys_of_an_earlier_build_are_removed)
 {
 	struct agentd_endpoint_key old = { .agent_id = 12,
@@ -470,7 +510,7 @@ TEST(own_listener_keys_of_an_earlier_build_are_removed)
 				   mine = { .agent_id = 12,
 					    .port = 4343,
 					    .protocol = AGENTD_PROTO_TCP };
-	char cg[PATH_MAX], pins[128], map_pin[160], link_pin[200];
+	char cg[PATH_MAX], pins[128], map_pin[160], link_pin[200], gone_pin[200];
 	const __u8 lo[16] = { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 };
 	struct enforcer_opts opts = {};
 	struct enforcer *e = NULL;
@@ -496,6 +536,9 @@ TEST(own_listener_keys_of_an_earlier_build_are_removed)
 		 (unsigned long long)st.st_ino);
 	ASSERT_EQ(bpf_obj_pin(fd, link_pin), 0);
 	close(fd);
+	/* And one on a cgroup since removed: it goes too, or the old map would stay pinned. */
+	snprintf(gone_pin, sizeof(gone_pin), "%s/link-net-sock_release-1", pins);
+	pin_defunct_cgroup_link(gone_pin);
 
 	ASSERT_EQ(enforcer_load(&e, &opts), 0);
 	ep = enforcer_map_fd(e, "endpoints");
@@ -509,6 +552,7 @@ TEST(own_listener_keys_of_an_earlier_build_are_removed)
 	memcpy(mine.addr, lo, 16);
 	ASSERT_EQ(bpf_map_lookup_elem(ep, &mine, &one), 0);
 	ASSERT(access(link_pin, F_OK) && errno == ENOENT);
+	ASSERT(access(gone_pin, F_OK) && errno == ENOENT);
 	ASSERT(access(map_pin, F_OK) && errno == ENOENT);
 	ASSERT_EQ(enforcer_detach_cgroup(e, cgfd), 0);
 	enforcer_destroy(e);
