@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cglimits.h"
 #include "jsondoc.h"
 #include "jsonpos.h"
 
@@ -353,4 +354,57 @@ void jdoc_free(struct jdoc *d)
 	free(d->dir);
 	free(d->buf);
 	free(d);
+}
+
+#define LIMIT_CPU_CORES_MAX 1024
+#define LIMIT_MEMORY_MAX (1ULL << 50)
+#define LIMIT_PIDS_MAX 4194304
+
+void jdoc_limits(struct policy_errors *errs, const struct jdoc *d, const char *ptr, const json_t *o,
+		 unsigned long long wall_clock_max, struct limits *l)
+{
+	static const char *const keys[] = { "cpu", "memory", "pids", "wall_clock", NULL },
+				 *const tool_keys[] = { "cpu", "memory", "pids", NULL };
+	static const unsigned long long mem_mult[] = { 1ULL << 10, 1ULL << 20, 1ULL << 30 };
+	char el[JPTR_MAX], found[80];
+	unsigned long long v = 0;
+	json_t *e;
+	double cpu;
+
+	jdoc_check_keys(errs, d, ptr, o, wall_clock_max ? keys : tool_keys);
+	jptr_key(el, ptr, "cpu");
+	e = json_object_get(o, "cpu");
+	cpu = json_is_number(e) ? json_number_value(e) : 0;
+	if (e && !(cpu >= 0.001 && cpu <= LIMIT_CPU_CORES_MAX))
+		jdoc_err(errs, d, el, "expected a number of cores from 0.001 to %d; found %s",
+			 LIMIT_CPU_CORES_MAX, jdoc_found(e, found, sizeof(found)));
+	else if (e)
+		l->cpu_millicores = (__u32)(cpu * 1000 + 0.5);
+	jptr_key(el, ptr, "memory");
+	e = json_object_get(o, "memory");
+	if (json_is_string(e))
+		v = jdoc_scaled(json_string_value(e), "KMG", mem_mult, LIMIT_MEMORY_MAX);
+	else if (json_is_integer(e) && json_integer_value(e) > 0)
+		v = json_integer_value(e);
+	if (e && (!v || v > LIMIT_MEMORY_MAX))
+		jdoc_err(errs, d, el,
+			 "expected a size as bytes or \"512M\" (K, M, G: powers of 1024), at most "
+			 "1P; found %s",
+			 jdoc_found(e, found, sizeof(found)));
+	else if (e)
+		l->memory_bytes = v;
+	jptr_key(el, ptr, "pids");
+	e = json_object_get(o, "pids");
+	if (e && (!json_is_integer(e) || json_integer_value(e) < 1 ||
+		  json_integer_value(e) > LIMIT_PIDS_MAX))
+		jdoc_err(errs, d, el, "expected an integer from 1 to %d; found %s", LIMIT_PIDS_MAX,
+			 jdoc_found(e, found, sizeof(found)));
+	else if (e)
+		l->pids = json_integer_value(e);
+	if (!wall_clock_max)
+		return;
+	jptr_key(el, ptr, "wall_clock");
+	e = json_object_get(o, "wall_clock");
+	if (e && jdoc_duration(errs, d, el, e, wall_clock_max, &v))
+		l->wall_clock_sec = v;
 }

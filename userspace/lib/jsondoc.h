@@ -81,4 +81,14 @@ unsigned long long jdoc_scaled(const char *s, const char *units, const unsigned 
 bool jdoc_duration(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
 		   const json_t *v, unsigned long long max, unsigned long long *out);
 
+/*
+ * A "limits" object o at ptr, as policies and tools write it: "cpu" (cores, 0.001 to 1024),
+ * "memory" (bytes, or "512M": K, M, G are powers of 1024; at most 1P), "pids" (1 to 4194304),
+ * and where wall_clock_max is not 0 "wall_clock" (a duration up to it). Each valid one is set
+ * in *l, an absent one is left alone; each bad one, and any other key, is reported.
+ */
+struct limits;
+void jdoc_limits(struct policy_errors *errs, const struct jdoc *d, const char *ptr, const json_t *o,
+		 unsigned long long wall_clock_max, struct limits *l);
+
 #endif

@@ -19,9 +19,6 @@
 
 /* Files one policy may be built from, bases included. */
 #define POLICY_DOCS_MAX 64
-#define CPU_CORES_MAX 1024
-#define MEMORY_MAX (1ULL << 50)
-#define PIDS_MAX 4194304
 #define WALL_CLOCK_MAX (30 * 24 * 3600)
 
 /* Where a list entry came from, to place errors found after merging. */
@@ -58,7 +55,6 @@ static const char *const exec_allow_keys[] = { "path", "optional", NULL };
 static const char *const net_keys[] = { "connect", "bind", "sockets", "proxy", NULL };
 static const char *const connect_keys[] = { "cidr", "ports", "protocol", NULL };
 static const char *const proxy_keys[] = { "allow_hosts", NULL };
-static const char *const limit_keys[] = { "cpu", "memory", "pids", "wall_clock", NULL };
 static const char *const audit_keys[] = { "log_allows", NULL };
 
 static const char *const right_names[] = { "read",   "write", "exec",	  "create",
@@ -894,52 +890,11 @@ static void apply_tools(struct loader *L, const struct jdoc *d)
 
 static void apply_limits(struct loader *L, const struct jdoc *d)
 {
-	static const unsigned long long mem_mult[] = { 1ULL << 10, 1ULL << 20, 1ULL << 30 };
-	char at[JPTR_MAX], el[JPTR_MAX], buf[80];
-	unsigned long long v;
-	double cpu;
-	json_t *o, *e;
+	char at[JPTR_MAX];
+	json_t *o = field(L, d, "", d->root, "limits", JSON_OBJECT, "an object", at);
 
-	o = field(L, d, "", d->root, "limits", JSON_OBJECT, "an object", at);
-	if (!o)
-		return;
-	jdoc_check_keys(L->errs, d, at, o, limit_keys);
-	jptr_key(el, at, "cpu");
-	e = json_object_get(o, "cpu");
-	if (e) {
-		cpu = json_is_number(e) ? json_number_value(e) : 0;
-		if (!(cpu >= 0.001 && cpu <= CPU_CORES_MAX))
-			err_at(L, d, el, "expected a number of cores from 0.001 to %d; found %s",
-			       CPU_CORES_MAX, found(e, buf, sizeof(buf)));
-		else
-			L->p->limits.cpu_millicores = (__u32)(cpu * 1000 + 0.5);
-	}
-	jptr_key(el, at, "memory");
-	e = json_object_get(o, "memory");
-	if (e) {
-		v = 0;
-		if (json_is_string(e))
-			v = jdoc_scaled(json_string_value(e), "KMG", mem_mult, MEMORY_MAX);
-		else if (json_is_integer(e) && json_integer_value(e) > 0)
-			v = json_integer_value(e);
-		if (!v || v > MEMORY_MAX)
-			err_at(L, d, el,
-			       "expected a size as bytes or \"512M\" (K, M, G: powers of 1024), at "
-			       "most 1P; found %s",
-			       found(e, buf, sizeof(buf)));
-		else
-			L->p->limits.memory_bytes = v;
-	}
-	e = field(L, d, at, o, "pids", JSON_INTEGER, "an integer from 1 to 4194304", el);
-	if (e && (json_integer_value(e) < 1 || json_integer_value(e) > PIDS_MAX))
-		err_at(L, d, el, "expected an integer from 1 to %d; found %s", PIDS_MAX,
-		       found(e, buf, sizeof(buf)));
-	else if (e)
-		L->p->limits.pids = json_integer_value(e);
-	jptr_key(el, at, "wall_clock");
-	e = json_object_get(o, "wall_clock");
-	if (e && jdoc_duration(L->errs, d, el, e, WALL_CLOCK_MAX, &v))
-		L->p->limits.wall_clock_sec = v;
+	if (o)
+		jdoc_limits(L->errs, d, at, o, WALL_CLOCK_MAX, &L->p->limits);
 }
 
 /* [a-z0-9][a-z0-9-]{0,62} */

@@ -70,12 +70,7 @@ struct policy {
 	} net;
 	struct policy_tool *tools;
 	size_t n_tools;
-	struct {
-		__u32 cpu_millicores;
-		__u64 memory_bytes;
-		__u32 pids;
-		__u32 wall_clock_sec;
-	} limits; /* 0 = unset */
+	struct limits limits; /* 0 = unset */
 	struct {
 		bool log_allows;
 	} audit;

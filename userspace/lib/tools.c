@@ -15,7 +15,6 @@ struct ctx {
 static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin", "args",
 					 "timeout", "output_cap", "env",  "secrets", "limits",
 					 "uid",	    "gid",	  NULL };
-static const char *const limit_keys[] = { "cpu", "memory", "pids", NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
@@ -406,47 +405,6 @@ static void parse_effect(struct ctx *c, const char *ptr, const json_t *o, struct
 	t->effect = e < 0 ? TOOL_ACTUATE : (enum tool_effect)e;
 }
 
-/* "limits": {"cpu": cores, "memory": bytes or "256M", "pids": n}, as in a policy's limits. */
-static void parse_limits(struct ctx *c, const char *at, const json_t *o, struct limits *l)
-{
-	static const unsigned long long mem_mult[] = { 1ULL << 10, 1ULL << 20, 1ULL << 30 };
-	char el[JPTR_MAX], found[80];
-	unsigned long long v = 0;
-	json_t *e;
-	double cpu;
-
-	jdoc_check_keys(c->errs, c->d, at, o, limit_keys);
-	jptr_key(el, at, "cpu");
-	e = json_object_get(o, "cpu");
-	cpu = json_is_number(e) ? json_number_value(e) : 0;
-	if (e && !(cpu >= 0.001 && cpu <= TOOL_CPU_CORES_MAX))
-		jdoc_err(c->errs, c->d, el, "expected a number of cores from 0.001 to %d; found %s",
-			 TOOL_CPU_CORES_MAX, jdoc_found(e, found, sizeof(found)));
-	else if (e)
-		l->cpu_millicores = (__u32)(cpu * 1000 + 0.5);
-	jptr_key(el, at, "memory");
-	e = json_object_get(o, "memory");
-	if (json_is_string(e))
-		v = jdoc_scaled(json_string_value(e), "KMG", mem_mult, TOOL_MEMORY_MAX);
-	else if (json_is_integer(e) && json_integer_value(e) > 0)
-		v = json_integer_value(e);
-	if (e && (!v || v > TOOL_MEMORY_MAX))
-		jdoc_err(c->errs, c->d, el,
-			 "expected a size as bytes or \"512M\" (K, M, G: powers of 1024), at most "
-			 "1P; found %s",
-			 jdoc_found(e, found, sizeof(found)));
-	else if (e)
-		l->memory_bytes = v;
-	jptr_key(el, at, "pids");
-	e = json_object_get(o, "pids");
-	if (e && (!json_is_integer(e) || json_integer_value(e) < 1 ||
-		  json_integer_value(e) > TOOL_PIDS_MAX))
-		jdoc_err(c->errs, c->d, el, "expected an integer from 1 to %d; found %s",
-			 TOOL_PIDS_MAX, jdoc_found(e, found, sizeof(found)));
-	else if (e)
-		l->pids = json_integer_value(e);
-}
-
 /* "uid" and "gid" (default: the uid): the ids an exec tool runs as, instead of root. */
 static void parse_ids(struct ctx *c, const char *ptr, const json_t *o, struct tool *t, bool builtin)
 {
@@ -545,7 +503,7 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 	if (v && has_builtin)
 		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no limits");
 	else if (v)
-		parse_limits(c, at, v, &t->limits);
+		jdoc_limits(c->errs, c->d, at, v, 0, &t->limits); /* a tool's: no wall clock */
 }
 
 static void parse_registry(struct ctx *c, struct tools_registry *reg)

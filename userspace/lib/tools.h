@@ -13,9 +13,6 @@
 #define TOOL_OUTPUT_CAP_DEFAULT 65536
 #define TOOL_OUTPUT_CAP_MAX (16 << 20)
 #define TOOL_ARG_MAX_LENGTH_DEFAULT 4096
-#define TOOL_CPU_CORES_MAX 1024
-#define TOOL_MEMORY_MAX (1ULL << 50)
-#define TOOL_PIDS_MAX 4194304
 #define TOOL_ID_MAX 4294967294U /* (uid_t)-1 means "unchanged" to setresuid() */
 
 /* What a tool does to the world: report-only policies may not grant TOOL_ACTUATE. */
