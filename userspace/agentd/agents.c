@@ -127,9 +127,7 @@ static void set_deadline(struct agent *a, __u32 wall_clock_sec)
 /* The policy's limits on the agent's cgroup; the wall clock counts from the first apply. */
 static int apply_limits(struct agent *a, const struct policy *p, char *why, size_t whysz)
 {
-	const struct limits l = { p->limits.cpu_millicores, p->limits.memory_bytes, p->limits.pids,
-				  p->limits.wall_clock_sec };
-	int err = limits_apply(a->cgroup, &l, a->limits_missing, sizeof(a->limits_missing));
+	int err = limits_apply(a->cgroup, &p->limits, a->limits_missing, sizeof(a->limits_missing));
 
 	if (err) {
 		say(why, whysz, "limits on %s: %s", a->cgroup, strerror(-err));
@@ -138,7 +136,7 @@ static int apply_limits(struct agent *a, const struct policy *p, char *why, size
 	if (a->limits_missing[0])
 		log_warn("agent %s: limits NOT ENFORCED (no cgroup v2 controller here): %s\n",
 			 a->st.name, a->limits_missing);
-	set_deadline(a, l.wall_clock_sec);
+	set_deadline(a, p->limits.wall_clock_sec);
 	return 0;
 }
 
