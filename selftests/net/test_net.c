@@ -325,31 +325,30 @@ TEST(net_bind_needs_allow_bind)
 }
 
 /* The agent listens on loopback and connects to its own listener. */
-static int own_listener(void *addr)
+/* Reaches the agent's own socket l at to: 0 when it got there, else the errno (200: sent, not
+ * received); closes l. */
+static int reach_own(int l, const char *to, int type)
 {
-	int l = listener(addr, PORT, SOCK_STREAM), r;
 	struct dest d;
+	int r;
 
-	dest(&d, addr, PORT, SOCK_STREAM);
+	dest(&d, to, PORT, type);
 	r = reach(&d);
-	if (!r && !received(l, SOCK_STREAM, ARRIVAL_MS))
+	if (!r && !received(l, type, ARRIVAL_MS))
 		r = 200;
 	close(l);
 	return r;
 }
 
+static int own_listener(void *addr)
+{
+	return reach_own(listener(addr, PORT, SOCK_STREAM), addr, SOCK_STREAM);
+}
+
 /* The same with a datagram socket the agent bound, and sendto() without connect. */
 static int own_bound_dgram(void *addr)
 {
-	int l = listener(addr, PORT, SOCK_DGRAM), r;
-	struct dest d;
-
-	dest(&d, addr, PORT, SOCK_DGRAM);
-	r = reach(&d);
-	if (!r && !received(l, SOCK_DGRAM, ARRIVAL_MS))
-		r = 200;
-	close(l);
-	return r;
+	return reach_own(listener(addr, PORT, SOCK_DGRAM), addr, SOCK_DGRAM);
 }
 
 TEST(net_own_loopback_listener_reachable_until_closed)
@@ -378,19 +377,13 @@ static int own_any6_listener(void *arg)
 {
 	const struct pair *p = arg;
 	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(PORT) };
-	int l = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, r;
-	struct dest d;
+	int l = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
 
 	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &p->v6only, sizeof(p->v6only)) ||
 	    bind(l, (struct sockaddr *)&sin6, sizeof(sin6)) || listen(l, 16))
 		return 100 + errno;
-	dest(&d, p->to, PORT, SOCK_STREAM);
-	r = reach(&d);
-	if (!r && !received(l, SOCK_STREAM, ARRIVAL_MS))
-		r = 200;
-	close(l);
-	return r;
+	return reach_own(l, p->to, SOCK_STREAM);
 }
 
 /* A dual-stack listener on [::] takes IPv4 connections too: the agent reaches its own from an
