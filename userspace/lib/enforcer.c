@@ -501,16 +501,25 @@ static bool pinned_runs(const char *path, struct bpf_program *prog)
 static int pin_link(struct bpf_link *link, const char *path, bool replace)
 {
 	char tmp[PATH_MAX + 160];
-	int err;
+	int err, old;
 
 	if (!replace)
 		return bpf_link__pin(link, path);
 	snprintf(tmp, sizeof(tmp), "%s-new", path); /* bpffs refuses names with a dot */
 	unlink(tmp);
+	old = bpf_obj_get(path);
 	err = bpf_link__pin(link, tmp);
 	if (!err && rename(tmp, path)) {
 		err = -errno;
 		unlink(tmp);
+	}
+	/* The replaced link, detached now: the release of its pin would detach it only later,
+	 * from a kernel workqueue, and until then both programs run (the old one on maps agentd
+	 * no longer writes). Links without a detach operation are left to their release. */
+	if (old >= 0) {
+		if (!err)
+			bpf_link_detach(old);
+		close(old);
 	}
 	return err;
 }
