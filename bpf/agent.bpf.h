@@ -72,6 +72,7 @@ struct {
 struct agent {
 	__u32 id;
 	int has_config;
+	__u64 cgroup; /* the registered cgroup the task was found under (current_agent()) */
 	struct agentd_agent_config cfg;
 };
 
@@ -113,8 +114,10 @@ static __always_inline int current_agent(struct agent *a)
 		/* Volatile, both: the level is read after the count that includes it. */
 		cg = bpf_get_current_ancestor_cgroup_id(*(volatile __u32 *)&lv->level[i]);
 		id = cg ? cgroup_agent(cg) : 0;
-		if (id)
+		if (id) {
+			a->cgroup = cg;
 			return agent_config(a, id);
+		}
 	}
 	return 0;
 }

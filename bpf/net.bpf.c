@@ -41,13 +41,15 @@ struct {
 	__type(value, __u32);
 } endpoints SEC(".maps");
 
-/* The agent that bound a socket (post_bind4/6), stored with the socket and gone with it: on
- * loopback an agent reaches the listener the kernel would deliver to only when it is its own. */
+/* The registered agent cgroup the binding task was found under (post_bind4/6), stored with the
+ * socket and gone with it: on loopback an agent reaches the listener the kernel would deliver
+ * to only when that cgroup is still its own. A cgroup id is never reused, and a removed agent's
+ * or detached cgroup is no agent's any more, so a socket that outlives either is no one's. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u32);
+	__type(value, __u64);
 } bound_by SEC(".maps");
 
 struct dest {
@@ -97,7 +99,8 @@ static __always_inline int is_loopback(const __u8 a[16])
 
 /*
  * Whether the socket the kernel would deliver d to (TCP: the listener; UDP: the bound socket),
- * found by the kernel's own lookup in the caller's network namespace, was bound by agent a. An
+ * found by the kernel's own lookup in the caller's network namespace, was bound under a cgroup
+ * that is agent a's now. An
  * IPv4-mapped destination is looked up as the IPv4 one it is, which a dual-stack listener on
  * [::] takes too. Whose the port is, or was, does not matter: only the socket that would take
  * the connection, so a listener the host opens beside a socket the agent bound without
@@ -108,8 +111,7 @@ static __always_inline int own_listener(struct bpf_sock_addr *ctx, const struct 
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk = NULL;
-	__u32 *by;
-	int own;
+	__u64 *by, cg;
 
 	if (is_v4mapped(d->addr)) {
 		__builtin_memcpy(&t.ipv4.daddr, d->addr + 12, 4);
@@ -129,9 +131,9 @@ static __always_inline int own_listener(struct bpf_sock_addr *ctx, const struct 
 	if (!sk)
 		return 0;
 	by = bpf_sk_storage_get(&bound_by, sk, NULL, 0);
-	own = by && *by == a->id;
+	cg = by ? *by : 0;
 	bpf_sk_release(sk);
-	return own;
+	return cg && cgroup_agent(cg) == a->id;
 }
 
 /* Loopback open to the agent: agentd's endpoints for it, and listeners it bound itself. */
@@ -303,13 +305,13 @@ static __always_inline int remember_bound(struct bpf_sock *sk, __u32 hook, const
 {
 	struct dest d = { .family = (__u16)sk->family, .protocol = sk->protocol };
 	struct agent a;
-	__u32 *by;
+	__u64 *by;
 
 	if (!current_agent(&a))
 		return 1;
 	by = bpf_sk_storage_get(&bound_by, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
 	if (by) {
-		*by = a.id;
+		*by = a.cgroup;
 		return 1;
 	}
 	d.port = (__u16)sk->src_port;

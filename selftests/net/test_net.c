@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -422,10 +423,11 @@ static int own_v6only_then_reach(void *arg)
 struct holder {
 	int ready[2]; /* the holder writes its pid once its socket is bound */
 	int family;
+	bool listen; /* and listening */
 };
 
-/* Binds (SO_REUSEADDR, no listen) the any address of family at PORT in a grandchild that holds
- * it until killed, and reports the grandchild's pid. */
+/* Binds (SO_REUSEADDR; listening if asked) the any address of family at PORT in a grandchild
+ * that holds it until killed, and reports the grandchild's pid. */
 static int hold_port(void *arg)
 {
 	struct holder *h = arg;
@@ -442,7 +444,8 @@ static int hold_port(void *arg)
 	fd = socket(h->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&ss,
-		 h->family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)))
+		 h->family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)) ||
+	    (h->listen && listen(fd, 16)))
 		_exit(1);
 	pid = getpid();
 	if (write(h->ready[1], &pid, sizeof(pid)) != sizeof(pid))
@@ -469,6 +472,7 @@ TEST(net_host_listener_on_a_port_the_agent_holds_stays_denied)
 	net_agent(&ag, NULL, 0, AGENTD_AGENT_ALLOW_BIND);
 	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		h.family = families[i];
+		h.listen = false;
 		ASSERT_OK(pipe2(h.ready, O_CLOEXEC));
 		ASSERT_EQ(test_agent_run(&ag, hold_port, &h), 0);
 		ASSERT_EQ(read(h.ready[0], &pid, sizeof(pid)), (ssize_t)sizeof(pid));
@@ -485,6 +489,45 @@ TEST(net_host_listener_on_a_port_the_agent_holds_stays_denied)
 		ASSERT(!received(l, SOCK_STREAM, 0));
 		close(l);
 	}
+}
+
+/*
+ * A listener is the agent's while the cgroup it was bound in is: once that cgroup is no
+ * agent's (the agent removed, or the cgroup detached), a socket that outlived it is no one's,
+ * even to an agent that has the same id (agentd reuses ids).
+ */
+TEST(net_listener_of_a_cgroup_no_longer_the_agents_is_denied)
+{
+	struct holder h = { .family = AF_INET, .listen = true };
+	char other[PATH_MAX];
+	struct test_agent ag;
+	struct dest d;
+	int cgfd;
+	pid_t pid;
+
+	own_netns();
+	net_agent(&ag, NULL, 0, AGENTD_AGENT_ALLOW_BIND);
+	ASSERT_OK(pipe2(h.ready, O_CLOEXEC));
+	ASSERT_EQ(test_agent_run(&ag, hold_port, &h), 0);
+	ASSERT_EQ(read(h.ready[0], &pid, sizeof(pid)), (ssize_t)sizeof(pid));
+	close(h.ready[0]);
+	close(h.ready[1]);
+	/* A second cgroup of the same agent, as an attached one (or the next agent with its id). */
+	test_cgroup(other, sizeof(other));
+	ASSERT_EQ(enforcer_add_cgroup(ag.e, other, ag.id), 0);
+	cgfd = open(other, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_OK(cgfd);
+	ASSERT_EQ(enforcer_attach_cgroup(ag.e, cgfd), 0);
+	dest(&d, "127.0.0.1", PORT, SOCK_STREAM);
+	/* Both cgroups are the agent's: its own listener, from its other cgroup. */
+	ASSERT_EQ(run_in_cgroup(other, reach, &d, NULL), 0);
+	/* The listener's cgroup is no agent's any more: the socket that outlived it is no one's. */
+	ASSERT_EQ(enforcer_remove_cgroup(ag.e, ag.cgroup), 0);
+	ASSERT_EQ(run_in_cgroup(other, reach, &d, NULL), EPERM);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(enforcer_detach_cgroup(ag.e, cgfd), 0);
+	ASSERT_EQ(enforcer_remove_cgroup(ag.e, other), 0);
+	close(cgfd);
 }
 
 /*
