@@ -100,9 +100,8 @@ static __always_inline int is_loopback(const __u8 a[16])
 /*
  * Whether the socket the kernel would deliver d to (TCP: the listener; UDP: the bound socket),
  * found by the kernel's own lookup in the caller's network namespace, was bound under a cgroup
- * that is agent a's now. An
- * IPv4-mapped destination is looked up as the IPv4 one it is, which a dual-stack listener on
- * [::] takes too. Whose the port is, or was, does not matter: only the socket that would take
+ * that is agent a's now. An IPv4-mapped destination is looked up as the IPv4 one it is, which a
+ * dual-stack listener on [::] takes too. Whose the port is, or was, does not matter: only the socket that would take
  * the connection, so a listener the host opens beside a socket the agent bound without
  * listening (SO_REUSEADDR) is not the agent's.
  */
