@@ -27,6 +27,7 @@ endif
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
+.SECONDEXPANSION:
 
 # Packages needed to build, test and run; `make deps` installs what is missing.
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
@@ -53,6 +54,8 @@ LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/lib/%.o,$(LIB_SRCS))
 SAN_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/san/lib/%.o,$(LIB_SRCS))
 HDRS := $(wildcard include/agentd/*.h userspace/lib/*.h)
 HARNESS := selftests/harness.c selftests/harness.h selftests/testlib.c selftests/testlib.h
+# The skeletons the given sources include: each object waits for its own, not for all of them.
+skels_of = $(sort $(patsubst %,$(OUT)/%,$(shell sed -n 's/^\#include "\(.*\.skel\.h\)"/\1/p' $(1))))
 
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include -I userspace/lib \
 	-I $(OUT) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -81,12 +84,12 @@ $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUT)/lib/%.o: userspace/lib/%.c $(HDRS) $(SKELS)
+$(OUT)/lib/%.o: userspace/lib/%.c $(HDRS) $$(call skels_of,userspace/lib/$$*.c)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(OUT)/san/lib/%.o: userspace/lib/%.c $(HDRS) $(SKELS)
+$(OUT)/san/lib/%.o: userspace/lib/%.c $(HDRS) $$(call skels_of,userspace/lib/$$*.c)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
@@ -126,13 +129,14 @@ $(OUT)/selftests/test_host: $(wildcard selftests/host/*.c) $(NET_TESTS) $(HARNES
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/selftests/test_kernel: $(wildcard selftests/kernel/*.c) $(NET_TESTS) $(HARNESS) \
-		$(OUT)/libagentd.a $(HDRS)
+		$(OUT)/libagentd.a $(HDRS) $(call skels_of,$(wildcard selftests/kernel/*.c))
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/selftests/bench_%: selftests/bench/bench_%.c selftests/bench/common.c \
-		selftests/bench/common.h $(OUT)/libagentd.a $(HDRS)
+		selftests/bench/common.h $(OUT)/libagentd.a $(HDRS) \
+		$$(call skels_of,selftests/bench/bench_$$*.c selftests/bench/common.c)
 	$(call msg,CCLD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
@@ -143,7 +147,7 @@ $(OUT)/selftests/bench_audit_writer: selftests/audit/bench_writer.c $(OUT)/libag
 	$(Q)$(CC) $(CFLAGS) -I selftests $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 # libFuzzer targets, one per parser of untrusted bytes (clang: libFuzzer is clang's).
-$(OUT)/fuzz/lib/%.o: userspace/lib/%.c $(HDRS) $(SKELS)
+$(OUT)/fuzz/lib/%.o: userspace/lib/%.c $(HDRS) $$(call skels_of,userspace/lib/$$*.c)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_CFLAGS)) -c $< -o $@
