@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -55,11 +54,6 @@ struct enforcer {
 	 * still be read. True at load: an earlier agentd may have switched just before it ended. */
 	bool unsettled;
 };
-
-__u64 kernel_dev(dev_t st_dev)
-{
-	return ((__u64)major(st_dev) << 20) | minor(st_dev);
-}
 
 static const struct object objects[] = {
 	{ .name = "files",

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "agentd/abi.h"
+#include "kdev.h"
 
 /*
  * Every BPF object agentd loads, sharing one set of maps (agents, rules, events):
@@ -48,9 +49,6 @@ struct enforcer_opts {
 /* What agentd's daemon asks for: room for stalls of the consumer of about 0.1 s at 500 k
  * events/s of 624 bytes (docs/PERFORMANCE.md). */
 #define ENFORCER_RING_BYTES_DEFAULT (32U << 20)
-
-/* The kernel's internal dev_t (as super_block.s_dev) for a userspace st_dev. */
-__u64 kernel_dev(dev_t st_dev);
 
 /* Opens and loads the objects, fills the structural deny list. Returns 0 or -errno; *out is
  * NULL on failure. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "enforcer.h"
+#include "kdev.h"
 #include "mounts.h"
 
 void unescape_octal(char *s)
