@@ -157,6 +157,14 @@ $(OUT)/fuzz/fuzz_%: selftests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(HDRS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_OBJS) $(LDLIBS) -o $@
 
+# Per-file objects of every userspace source, only for the cycle check of `make lint`.
+CYCLE_OBJS := $(patsubst userspace/%.c,$(OUT)/cycles/%.o,$(wildcard userspace/*/*.c))
+
+$(OUT)/cycles/%.o: userspace/%.c $(HDRS) $$(call skels_of,userspace/$$*.c)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 # Installs only what is missing; needs root for that (and only for that).
 .PHONY: deps
 deps:
@@ -227,6 +235,11 @@ lint:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -D_GNU_SOURCE -I include -I userspace/lib \
 		userspace selftests/unit selftests/harness.c
+
+# No two source files depend on each other, through any chain (selftests/cycles.py).
+.PHONY: cycles
+cycles: $(CYCLE_OBJS)
+	$(Q)python3 selftests/cycles.py $(CYCLE_OBJS)
 
 .PHONY: clean
 clean:
