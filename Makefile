@@ -46,7 +46,7 @@ endif
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
 	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema curl \
-	dpkg-dev debhelper lintian
+	dpkg-dev debhelper lintian libsystemd-dev
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)
@@ -116,7 +116,7 @@ $(OUT)/libagentd.a: $(LIB_OBJS)
 
 $(OUT)/agentd: $(wildcard userspace/agentd/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -lsystemd -o $@
 
 $(OUT)/agentctl: $(wildcard userspace/agentctl/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)

@@ -21,6 +21,7 @@
 #include "cglimits.h"
 #include "daemon.h"
 #include "log.h"
+#include "notify.h"
 #include "server.h"
 #include "services.h"
 #include "stream.h"
@@ -277,8 +278,11 @@ static int serve(struct daemon *d, struct server *srv)
 	while (!err && !stop) {
 		if (hup) {
 			hup = 0;
+			notify_reloading();
 			agents_reload_all(d);
+			notify_ready();
 		}
+		notify_pass(d->loop);
 		n = server_pollfds(srv, fds, SERVER_CLIENTS_MAX + 1);
 		err = wait_pass(d, fds, n, timeout_ms(d, srv, more), &listener);
 		if (err == -EINTR) {
@@ -371,7 +375,9 @@ int daemon_run(const struct options *o)
 		     (int)getpid(), d->lsm ? "bpf-lsm,cgroup-bpf" : "cgroup-bpf");
 	printf("agentd: ready\n");
 	fflush(stdout);
+	notify_ready();
 	err = serve(d, srv);
+	notify_stopping();
 	/* Whatever is still in the ring buffer goes to the log before it closes. */
 	d->sink.budget = 0;
 	enforcer_consume(d->e, 0);
