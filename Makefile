@@ -8,7 +8,7 @@
 # V=1 shows every command.
 
 OUT := build
-VERSION := 0.1.0
+VERSION := $(shell sed -n 's/^#define AGENTD_VERSION "\(.*\)"/\1/p' userspace/lib/version.h)
 # make install: the usual conventions (DESTDIR for staging). Configuration, state and runtime
 # directories are the daemon's own fixed paths (/etc/agentd, /var/lib/agentd, /run/agentd).
 PREFIX ?= /usr/local
@@ -46,7 +46,7 @@ endif
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
 	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema curl \
-	dpkg-dev debhelper lintian libsystemd-dev
+	dpkg-dev debhelper lintian libsystemd-dev prometheus
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)

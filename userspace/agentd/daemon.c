@@ -21,6 +21,7 @@
 #include "cglimits.h"
 #include "daemon.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "server.h"
 #include "services.h"
@@ -337,6 +338,11 @@ static int setup(struct daemon *d)
 		err = services_start(d);
 	if (!err)
 		err = agents_adopt(d);
+	if (!err) {
+		err = metrics_start(d);
+		if (err)
+			log_err("metrics socket %s: %s\n", d->metrics_path, strerror(-err));
+	}
 	return err;
 }
 
@@ -386,6 +392,7 @@ int daemon_run(const struct options *o)
 		     "pid=%d enforcement continues (pinned in %s)", (int)getpid(), o->pin_dir);
 	log_info("stopping; the agents stay enforced (pins in %s)\n", o->pin_dir);
 out:
+	metrics_stop(d);
 	server_close(srv);
 	agents_free(d);
 	services_stop(d);
