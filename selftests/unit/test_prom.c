@@ -11,9 +11,9 @@ TEST(metrics_family_and_samples_with_escaped_labels)
 
 	metrics_family(&b, "agentd_decisions_total", "counter", "Decisions of the kernel.");
 	metrics_sample(&b, "agentd_decisions_total", 3, "agent", "a\"b\\c\nd", "kind", "file",
-		       NULL);
-	metrics_sample(&b, "agentd_up", 1, NULL);
-	metrics_sample(&b, "agentd_ratio", 0.25, NULL);
+		       PROM_END);
+	metrics_sample(&b, "agentd_up", 1, PROM_END);
+	metrics_sample(&b, "agentd_ratio", 0.25, PROM_END);
 	ASSERT_EQ(b.err, 0);
 	ASSERT_STREQ(b.s, "# HELP agentd_decisions_total Decisions of the kernel.\n"
 			  "# TYPE agentd_decisions_total counter\n"
@@ -51,7 +51,7 @@ TEST(metrics_buffer_grows_past_its_first_allocation)
 
 	for (i = 0; i < 2000; i++) {
 		snprintf(name, sizeof(name), "agentd_m%d", i);
-		metrics_sample(&b, name, i, "agent", "x", NULL);
+		metrics_sample(&b, name, i, "agent", "x", PROM_END);
 	}
 	ASSERT_EQ(b.err, 0);
 	ASSERT(strstr(b.s, "agentd_m1999{agent=\"x\"} 1999\n"));

@@ -32,7 +32,7 @@ static void agents_metrics(struct daemon *d, struct metrics_buf *b)
 	for (id = 1; id < AGENTD_MAX_AGENTS; id++)
 		n += d->agents[id] != NULL;
 	metrics_family(b, "agentd_agents", "gauge", "Agents the daemon supervises.");
-	metrics_sample(b, "agentd_agents", n, NULL);
+	metrics_sample(b, "agentd_agents", n, PROM_END);
 	metrics_family(b, "agentd_decisions_total", "counter",
 		       "Kernel decisions recorded, by agent, kind and decision.");
 	for (id = 1; id < AGENTD_MAX_AGENTS; id++) {
@@ -42,7 +42,7 @@ static void agents_metrics(struct daemon *d, struct metrics_buf *b)
 				metrics_sample(b, "agentd_decisions_total",
 					       d->sink.decisions[id][k][v], "agent", a->st.name,
 					       "kind", kind_labels[k], "decision", decisions[v],
-					       NULL);
+					       PROM_END);
 	}
 	metrics_family(b, "agentd_events_dropped_total", "counter",
 		       "Events the kernel could not hand to agentd (ring buffer full), by agent; "
@@ -50,7 +50,7 @@ static void agents_metrics(struct daemon *d, struct metrics_buf *b)
 	for (id = 1; id < AGENTD_MAX_AGENTS; id++)
 		if ((a = d->agents[id]) && !enforcer_drops(d->e, id, &drops))
 			metrics_sample(b, "agentd_events_dropped_total", drops, "agent", a->st.name,
-				       NULL);
+				       PROM_END);
 }
 
 /* The ring buffer's fill, from its consumer and producer positions (the first two pages of the
@@ -63,7 +63,7 @@ static void ring_metrics(struct daemon *d, struct metrics_buf *b)
 
 	metrics_family(b, "agentd_ring_buffer_size_bytes", "gauge",
 		       "Size of the kernel's event ring buffer.");
-	metrics_sample(b, "agentd_ring_buffer_size_bytes", enforcer_ring_bytes(d->e), NULL);
+	metrics_sample(b, "agentd_ring_buffer_size_bytes", enforcer_ring_bytes(d->e), PROM_END);
 	if (fd < 0)
 		return;
 	cons = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
@@ -74,7 +74,7 @@ static void ring_metrics(struct daemon *d, struct metrics_buf *b)
 		metrics_sample(b, "agentd_ring_buffer_used_bytes",
 			       (double)(__atomic_load_n((unsigned long *)prod, __ATOMIC_ACQUIRE) -
 					__atomic_load_n((unsigned long *)cons, __ATOMIC_ACQUIRE)),
-			       NULL);
+			       PROM_END);
 	}
 	if (cons != MAP_FAILED)
 		munmap(cons, page);
@@ -85,11 +85,11 @@ static void ring_metrics(struct daemon *d, struct metrics_buf *b)
 static void collect(struct daemon *d, struct metrics_buf *b)
 {
 	metrics_family(b, "agentd_build_info", "gauge", "agentd's version; always 1.");
-	metrics_sample(b, "agentd_build_info", 1, "version", AGENTD_VERSION, NULL);
+	metrics_sample(b, "agentd_build_info", 1, "version", AGENTD_VERSION, PROM_END);
 	metrics_family(b, "agentd_bpf_lsm", "gauge",
 		       "1 when BPF LSM enforces file, exec and self-protection rules, 0 when the "
 		       "fallback layers do (--allow-partial).");
-	metrics_sample(b, "agentd_bpf_lsm", d->lsm, NULL);
+	metrics_sample(b, "agentd_bpf_lsm", d->lsm, PROM_END);
 	agents_metrics(d, b);
 	ring_metrics(d, b);
 }

@@ -137,11 +137,11 @@ void metrics_histogram_write(struct metrics_buf *b, const char *name, const char
 	for (i = 0; i < METRICS_LATENCY_BUCKETS; i++) {
 		cum += h->bucket[i];
 		snprintf(le, sizeof(le), "%g", latency_bounds[i]);
-		sample(b, name, "_bucket", cum, "le", le, label, value, NULL);
+		sample(b, name, "_bucket", cum, "le", le, label, value, PROM_END);
 	}
-	sample(b, name, "_bucket", h->count, "le", "+Inf", label, value, NULL);
-	sample(b, name, "_sum", h->sum, NULL, NULL, label, value, NULL);
-	sample(b, name, "_count", h->count, NULL, NULL, label, value, NULL);
+	sample(b, name, "_bucket", h->count, "le", "+Inf", label, value, PROM_END);
+	sample(b, name, "_sum", h->sum, NULL, NULL, label, value, PROM_END);
+	sample(b, name, "_count", h->count, NULL, NULL, label, value, PROM_END);
 }
 
 void metrics_buf_free(struct metrics_buf *b)

@@ -16,6 +16,9 @@ struct metrics_buf {
 	int err; /* -ENOMEM once an append failed; the buffer is then incomplete */
 };
 
+/* Ends a list of label pairs (a typed null: NULL may be a plain 0 in varargs). */
+#define PROM_END ((const char *)NULL)
+
 /* Latency buckets, in seconds: 10 us to 10 s. */
 #define METRICS_LATENCY_BUCKETS 13
 
