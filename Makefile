@@ -193,7 +193,7 @@ deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -q && apt-get install -y -q --no-install-recommends $$missing
 
-.PHONY: check check-unit check-host check-vm
+.PHONY: check check-unit check-host check-vm check-pkg
 # deps first, then a fresh make: the build's variables depend on the tools deps installs.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -204,6 +204,9 @@ check-unit: all
 
 check-host: all
 	$(Q)selftests/run.sh host
+
+check-pkg: all
+	$(Q)selftests/run.sh pkg
 
 # VM_KERNELS picks kernels (6.1, 6.12); VM_TEST_ARGS are passed to the tests in the guest.
 check-vm: all
