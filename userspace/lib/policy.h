@@ -49,6 +49,9 @@ struct policy_tool {
 	const struct tool *def; /* in the registry given to policy_load(); NULL without one */
 };
 
+#define POLICY_PROXY_PORTS_MAX 32
+#define POLICY_PROXY_PORTS_DEFAULT { 443, 80 }
+
 struct policy {
 	char *name;
 	char *path; /* the file loaded */
@@ -67,6 +70,10 @@ struct policy {
 		__u32 sockets; /* POLICY_SOCK_* */
 		char **proxy_hosts; /* "name" or "*.suffix", lower case */
 		size_t n_proxy_hosts;
+		/* The ports the proxy connects to (CONNECT and plain HTTP); POLICY_PROXY_PORTS_DEFAULT
+		 * when the policy names none. */
+		__u16 proxy_ports[POLICY_PROXY_PORTS_MAX];
+		size_t n_proxy_ports;
 	} net;
 	struct policy_tool *tools;
 	size_t n_tools;
