@@ -1020,3 +1020,52 @@ TEST(proxy_cuts_a_tunnel_whose_agent_stops_reading)
 	audit_line(e, "allowed.test", "allow", "why=send-timeout");
 	close(fd);
 }
+
+/* Whether the audit log holds a line with every needle. */
+static bool audit_file_has(const struct px *e, const char *const needles[])
+{
+	char path[PATH_MAX + 16], line[8192];
+	bool found = false;
+	size_t i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/audit.log", e->audit);
+	f = fopen(path, "re");
+	ASSERT(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		for (i = 0; needles[i] && strstr(line, needles[i]); i++)
+			;
+		found = !needles[i];
+	}
+	fclose(f);
+	return found;
+}
+
+/* A restarted agentd serves the agent from the policy in force (pinned with its rules), not from
+ * the file as it is now; the difference is recorded, and a reload applies the file. */
+TEST(proxy_restart_keeps_the_pinned_policy_until_reload)
+{
+	struct px *e = setup();
+	const char *drift[] = { "\"op\":\"policy-drift\"", "\"agent_name\":\"t-px\"",
+				"changed: ", "policy.json", NULL };
+	char out[4096];
+
+	kill_agentd(e);
+	/* The file now names denied.test and no longer allowed.test. */
+	write_policy(e, "\"denied.test\"");
+	start_agentd(e);
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-p", "http://allowed.test:8080/"), 0);
+	ASSERT_STREQ(out, "hello-public\n");
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-w%{http_code}", "http://denied.test:8080/"), 0);
+	if (!strstr(out, "host-not-allowed"))
+		FAIL("denied.test after the restart: %s", out);
+	if (!audit_file_has(e, drift))
+		FAIL("no policy-drift record naming the changed policy file");
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "reload", "t-px", NULL), 0);
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-w%{http_code}", "http://allowed.test:8080/"), 0);
+	if (!strstr(out, "host-not-allowed"))
+		FAIL("allowed.test after the reload: %s", out);
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-p", "http://denied.test:8080/"), 0);
+	ASSERT_STREQ(out, "hello-public\n");
+	ASSERT_EQ(seen(&e->seen->public_conns), 2);
+}
