@@ -255,6 +255,7 @@ static bool descends(const struct ptab *t, size_t n, int pid, int root)
 /* A process moved, and the cgroup it came from (to move it back). */
 struct moved {
 	int pid;
+	unsigned long long start; /* its start time: a pid reused later names another process */
 	char from[PATH_MAX + 8];
 };
 
@@ -269,6 +270,32 @@ struct move {
 	char why[1024];
 };
 
+/* Field 22 of /proc/PID/stat, the process's start time; 0 when it cannot be read. */
+static unsigned long long start_time(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* After "pid (comm)": state is field 3, start time field 22. */
+	for (i = 3; p && i <= 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		t = strtoull(p + 1, NULL, 10);
+	return t;
+}
+
 static int remember(struct move *m, int pid, const char *from)
 {
 	struct moved *more;
@@ -281,6 +308,7 @@ static int remember(struct move *m, int pid, const char *from)
 		m->v = more;
 	}
 	m->v[m->nv].pid = pid;
+	m->v[m->nv].start = start_time(pid);
 	snprintf(m->v[m->nv++].from, sizeof(m->v[0].from), "%s", from);
 	return 0;
 }
@@ -527,6 +555,10 @@ static int check_moved(struct move *m)
 	for (i = 0; i < m->nv; i++) {
 		r = proc_cgroup(m->root, m->v[i].pid, cg, sizeof(cg));
 		if (r == -ESRCH)
+			continue;
+		/* Exiting as it was moved (the kernel moves no exiting task), then reaped: its
+		 * pid may name a new process by now, which was never moved. */
+		if (r == 0 && strcmp(cg, m->staging) && start_time(m->v[i].pid) != m->v[i].start)
 			continue;
 		if (r || strcmp(cg, m->staging)) {
 			snprintf(m->why, sizeof(m->why),
