@@ -3,8 +3,9 @@
  * The egress proxy (docs/EGRESS.md): one loopback listener per agent, the only loopback
  * endpoint of agentd's that the kernel lets the agent reach. The root daemon owns the
  * listeners, their stable ports and the kernel endpoints; an unprivileged worker process
- * (proxy_worker.c) reads the agents' bytes, checks, resolves once, connects and relays, and
- * reports one record per connection, which the daemon writes to the audit log.
+ * (agentd-worker proxy, userspace/agentd-worker/proxy.c) reads the agents' bytes, checks,
+ * resolves once, connects and relays, and reports one record per connection, which the daemon
+ * writes to the audit log.
  */
 #ifndef AGENTD_PROXY_H
 #define AGENTD_PROXY_H
