@@ -720,8 +720,8 @@ static int spawn(struct bagent *ba)
 	_Static_assert(BMSG_FD == SPAWN_CHAN_FD, "the broker worker's channel");
 	snprintf(id, sizeof(id), "%u", ba->a->st.id);
 	snprintf(name, sizeof(name), "broker worker of %s", ba->a->st.name);
-	err = spawn_worker(ba->b->d->loop, name, ba->b->worker_path, argv, SOCK_STREAM,
-			   &ba->worker, &ba->chan);
+	err = spawn_worker(ba->b->d->loop, name, ba->b->worker_path, argv, SOCK_STREAM, &ba->worker,
+			   &ba->chan);
 	if (!err)
 		fcntl(ba->chan, F_SETFL, O_NONBLOCK);
 	return err;

@@ -1034,7 +1034,7 @@ static int load(struct loader *L, struct jdoc *root, struct policy **out)
 	for (i = 0; i < L->ndocs && !L->err; i++)
 		apply_doc(L, i);
 	if (!L->p->net.n_proxy_ports) {
-		static const __u16 def[] = POLICY_PROXY_PORTS_DEFAULT;
+		static const __u16 def[] = { 443, 80 };
 
 		memcpy(L->p->net.proxy_ports, def, sizeof(def));
 		L->p->net.n_proxy_ports = sizeof(def) / sizeof(def[0]);

@@ -50,7 +50,6 @@ struct policy_tool {
 };
 
 #define POLICY_PROXY_PORTS_MAX 32
-#define POLICY_PROXY_PORTS_DEFAULT { 443, 80 }
 
 struct policy {
 	char *name;
@@ -70,8 +69,8 @@ struct policy {
 		__u32 sockets; /* POLICY_SOCK_* */
 		char **proxy_hosts; /* "name" or "*.suffix", lower case */
 		size_t n_proxy_hosts;
-		/* The ports the proxy connects to (CONNECT and plain HTTP); POLICY_PROXY_PORTS_DEFAULT
-		 * when the policy names none. */
+		/* The ports the proxy connects to (CONNECT and plain HTTP); 443 and 80 when the
+		 * policy names none. */
 		__u16 proxy_ports[POLICY_PROXY_PORTS_MAX];
 		size_t n_proxy_ports;
 	} net;
