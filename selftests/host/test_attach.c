@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,44 @@ struct env {
 	struct proc *agentd;
 };
 
+static void write_self_to(const char *cgroup)
+{
+	char procs[PATH_MAX + 16];
+	int fd;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	ASSERT_EQ(write(fd, "0", 1), 1);
+	close(fd);
+}
+
+static void own_cgroup(char *out, size_t sz);
+
+/* agentd in a cgroup of its own (SERVICE/agentd), as under a service manager: the test's
+ * processes are not in it. The test moves itself there for the fork, and back. */
+static char service_cg[PATH_MAX + 16]; /* where the last agentd started runs */
+
+static struct proc *start_in_service_cgroup(char *const argv[])
+{
+	static int serial;
+	char root[PATH_MAX / 2], svc[PATH_MAX], mine[PATH_MAX + 8];
+	char *cg = service_cg;
+	struct proc *p;
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	own_cgroup(mine, sizeof(mine));
+	snprintf(svc, sizeof(svc), "%s/agentd-svc-%d-%d", root, getpid(), serial++);
+	ASSERT_OK(mkdir(svc, 0755));
+	test_cgroup_tree_at_end(svc);
+	snprintf(service_cg, sizeof(service_cg), "%s/agentd", svc);
+	ASSERT_OK(mkdir(cg, 0755));
+	write_self_to(cg);
+	p = proc_start(argv);
+	write_self_to(mine);
+	return p;
+}
+
 /* agentd --allow-partial on the test's paths, and --stream PATH --stream-group G when given. */
 static void start_agentd_with(struct env *e, const char *stream, const char *group)
 {
@@ -54,7 +93,7 @@ static void start_agentd_with(struct env *e, const char *stream, const char *gro
 		argv[14] = "--stream-group";
 		argv[15] = (char *)group;
 	}
-	e->agentd = proc_start(argv);
+	e->agentd = start_in_service_cgroup(argv);
 	if (!proc_wait_line(e->agentd, WAIT_MS, ready))
 		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
 }
@@ -1168,4 +1207,222 @@ TEST(attach_cgroup_puts_a_foreign_cgroup_under_the_agent_and_survives_a_restart)
 	/* rm released it and killed nothing there. */
 	ASSERT_EQ(kill(w->pid, 0), 0);
 	close(lfd);
+}
+
+/* agentd's children, its workers (no tool or run is going on). */
+static int children_of(pid_t pid, pid_t *out, int max)
+{
+	char path[64], buf[4096], *p, *end;
+	size_t len = 0;
+	ssize_t r;
+	long c;
+	int n = 0, fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	while ((r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += r;
+	buf[len] = '\0';
+	close(fd);
+	for (p = buf; (c = strtol(p, &end, 10)) > 0 && n < max; p = end)
+		out[n++] = c;
+	return n;
+}
+
+static void refused(const char *agent, const char *opt, const char *arg, const char *why)
+{
+	char out[8192];
+
+	if (agentctl_run(out, sizeof(out), "attach", agent, opt, arg, "--allow-partial", "--json",
+			 NULL) != 1 ||
+	    !strstr(out, why))
+		FAIL("attach %s %s %s: expected a refusal saying \"%s\": %s", agent, opt, arg, why,
+		     out);
+}
+
+static void rmdir_at_end(void *path)
+{
+	rmdir(path);
+}
+
+/* What is agentd's, the init system's or the broker's tools' is never attached: agentd's
+ * workers, pid 1, a process of agentd's own cgroup or of init.scope, and those cgroups. */
+TEST(attach_refuses_agentd_its_workers_init_and_their_cgroups)
+{
+	static char init_scope[PATH_MAX + 16];
+	struct env *e = setup();
+	char root[PATH_MAX], pid_s[16], cg[PATH_MAX + 32], parent[PATH_MAX + 16];
+	struct worker *w;
+	pid_t kids[16];
+	int n, i;
+
+	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
+	start_agentd(e);
+	add_agent(e, "t-prot");
+	n = children_of(e->agentd->pid, kids, 16);
+	ASSERT(n >= 2); /* the proxy's worker, t-prot's broker worker */
+	for (i = 0; i < n; i++) {
+		snprintf(pid_s, sizeof(pid_s), "%d", kids[i]);
+		refused("t-prot", "--pid", pid_s, "started by agentd");
+	}
+	refused("t-prot", "--pid", "1", "init or an ancestor of agentd");
+	/* A process of agentd's own cgroup that agentd did not start. */
+	w = worker_start(service_cg, NULL);
+	snprintf(pid_s, sizeof(pid_s), "%d", w->pid);
+	refused("t-prot", "--pid", pid_s, "agentd's own cgroup");
+	ASSERT(in_cgroup(w->pid, service_cg));
+	refused("t-prot", "--cgroup", service_cg, "agentd itself runs in");
+	snprintf(parent, sizeof(parent), "%s", service_cg);
+	*strrchr(parent, '/') = '\0';
+	refused("t-prot", "--cgroup", parent, "agentd itself runs in");
+	snprintf(cg, sizeof(cg), "%s/sub", service_cg);
+	ASSERT_OK(mkdir(cg, 0755));
+	refused("t-prot", "--cgroup", cg, "agentd's own cgroup");
+	/* init.scope: made for the test where no init system made one. */
+	snprintf(init_scope, sizeof(init_scope), "%s/init.scope", root);
+	if (!mkdir(init_scope, 0755)) {
+		test_defer(rmdir_at_end, init_scope);
+		w = worker_start(init_scope, NULL);
+		snprintf(pid_s, sizeof(pid_s), "%d", w->pid);
+		refused("t-prot", "--pid", pid_s, "init.scope");
+		ASSERT(in_cgroup(w->pid, init_scope));
+	}
+	refused("t-prot", "--cgroup", init_scope, "init.scope");
+}
+
+/*
+ * A process inside a cgroup being attached, holding cgroup files of another cgroup and of its
+ * own, waits until it is the agent's (its connect() is refused), then leaves, acts as no
+ * agent's, comes back and closes them: the check of what the tree holds must not miss it.
+ */
+static void cgroup_racer_loop(int port, int out_fd, int back_fd)
+{
+	for (;;)
+		if (test_loopback_connect(&port) == EPERM)
+			break;
+	if (write(out_fd, "0", 1) == 1 && write(back_fd, "0", 1) == 1) {
+		close(out_fd);
+		close(back_fd);
+	}
+	pause();
+	_exit(0);
+}
+
+static void kill_slot(void *arg)
+{
+	pid_t *pid = arg;
+
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+		*pid = 0;
+	}
+}
+
+static bool frozen_by_its_file(const char *cgroup)
+{
+	char path[PATH_MAX + 16], buf[8] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", cgroup);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	ASSERT(read(fd, buf, sizeof(buf) - 1) > 0);
+	close(fd);
+	return buf[0] == '1';
+}
+
+#define DECOYS 40
+#define DECOY_FDS 900
+
+static void decoys_stop(void *arg)
+{
+	pid_t *pids = arg;
+	int i;
+
+	for (i = 0; i < DECOYS; i++)
+		kill_slot(&pids[i]);
+}
+
+/* Processes that make the check of a tree long (each holds many descriptors, none writable). */
+static void decoys_start(const char *cgroup, pid_t *pids)
+{
+	int cgfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC), p[2], i, k, fd;
+	char c;
+
+	ASSERT_OK(cgfd);
+	ASSERT_OK(pipe2(p, O_CLOEXEC));
+	for (i = 0; i < DECOYS; i++) {
+		pids[i] = cgroup_fork_into(cgfd);
+		if (pids[i] < 0)
+			FAIL("clone3 into %s: %s", cgroup, strerror(-pids[i]));
+		if (pids[i])
+			continue;
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		for (k = 0; fd >= 0 && k < DECOY_FDS; k++)
+			if (dup(fd) < 0)
+				_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	test_defer(decoys_stop, pids);
+	for (i = 0; i < DECOYS; i++)
+		ASSERT_EQ(read(p[0], &c, 1), 1);
+	close(p[0]);
+	close(p[1]);
+	close(cgfd);
+}
+
+TEST(attach_cgroup_stops_the_tree_so_no_process_races_the_check)
+{
+	static pid_t racers[5], decoys[DECOYS];
+	struct env *e = setup();
+	char out[8192], foreign[PATH_MAX], sub[PATH_MAX], other[PATH_MAX], procs[PATH_MAX + 16];
+	int out_fd, back_fd, try, lfd, port;
+	pid_t pid;
+
+	start_agentd(e);
+	add_agent(e, "t-cgrace");
+	/* A port nobody listens on: refused by the peer (ECONNREFUSED) until the agent's rules
+	 * hold (EPERM). */
+	lfd = test_loopback_listener(&port);
+	close(lfd);
+	test_cgroup(foreign, sizeof(foreign));
+	test_cgroup_in(foreign, sub, sizeof(sub));
+	test_cgroup(other, sizeof(other));
+	/* The check reads the top's processes before the racer's, below: without the decoys
+	 * making it long, it ends before the racer's first move out does. */
+	decoys_start(foreign, decoys);
+	for (try = 0; try < 5; try++) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", other);
+		out_fd = open(procs, O_WRONLY | O_CLOEXEC);
+		ASSERT_OK(out_fd);
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", sub);
+		back_fd = open(procs, O_WRONLY | O_CLOEXEC);
+		ASSERT_OK(back_fd);
+		pid = fork();
+		ASSERT_OK(pid);
+		if (pid == 0) {
+			if (write(back_fd, "0", 1) != 1)
+				_exit(1);
+			cgroup_racer_loop(port, out_fd, back_fd);
+		}
+		racers[try] = pid;
+		test_defer(kill_slot, &racers[try]);
+		close(out_fd);
+		close(back_fd);
+		while (!in_cgroup(pid, sub))
+			sched_yield();
+		if (agentctl_run(out, sizeof(out), "attach", "t-cgrace", "--cgroup", foreign,
+				 "--allow-partial", "--json", NULL) != 1 ||
+		    !strstr(out, "holds a cgroup file open for writing"))
+			FAIL("try %d: attach --cgroup of a tree with a racing process: %s", try,
+			     out);
+		/* Refused, and thawed: it runs on, as no agent's. */
+		ASSERT(!frozen_by_its_file(foreign));
+		kill_slot(&racers[try]);
+	}
 }

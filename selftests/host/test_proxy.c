@@ -39,9 +39,11 @@
 #define DNS_ADDR "198.51.100.53"
 #define PRIVATE_ADDR "10.0.0.1"
 #define HTTP_PORT 8080
+#define FLOOD_PORT 8081 /* answers with bytes without end */
+#define UNLISTED_PORT 8082 /* not in the test policy's proxy ports */
 
 struct counters {
-	int public_conns, private_conns, rebind_queries;
+	int public_conns, private_conns, rebind_queries, unlisted_conns;
 	char last_head[2048];
 };
 
@@ -206,6 +208,34 @@ static void serve_dns(int fd, struct counters *seen)
 	sendto(fd, r, off, 0, (struct sockaddr *)&from, fl);
 }
 
+/* Writes until the peer goes: a process of its own, so that the other servers go on. */
+static void serve_flood(int lfd)
+{
+	static char chunk[65536];
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0 || fork())
+		goto out;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	memset(chunk, 'x', sizeof(chunk));
+	while (send(fd, chunk, sizeof(chunk), MSG_NOSIGNAL) > 0)
+		;
+	_exit(0);
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+static void count_conn(int lfd, int *counter)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	__atomic_add_fetch(counter, 1, __ATOMIC_SEQ_CST);
+	close(fd);
+}
+
 static void stop_server(void *arg)
 {
 	pid_t pid = (pid_t)(long)arg;
@@ -216,11 +246,14 @@ static void stop_server(void *arg)
 
 static void start_servers(struct px *e)
 {
-	struct pollfd fds[3] = {
+	struct pollfd fds[5] = {
 		{ .fd = bound(PUBLIC_ADDR, HTTP_PORT, SOCK_STREAM), .events = POLLIN },
 		{ .fd = bound(PRIVATE_ADDR, HTTP_PORT, SOCK_STREAM), .events = POLLIN },
 		{ .fd = bound(DNS_ADDR, 53, SOCK_DGRAM), .events = POLLIN },
+		{ .fd = bound(PUBLIC_ADDR, FLOOD_PORT, SOCK_STREAM), .events = POLLIN },
+		{ .fd = bound(PUBLIC_ADDR, UNLISTED_PORT, SOCK_STREAM), .events = POLLIN },
 	};
+	size_t i;
 	pid_t pid;
 
 	e->seen = mmap(NULL, sizeof(*e->seen), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
@@ -230,8 +263,9 @@ static void start_servers(struct px *e)
 	ASSERT_OK(pid);
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGCHLD, SIG_IGN);
 		for (;;) {
-			if (poll(fds, 3, -1) < 0)
+			if (poll(fds, 5, -1) < 0)
 				continue;
 			if (fds[0].revents)
 				serve_http(fds[0].fd, e->seen, false);
@@ -239,12 +273,15 @@ static void start_servers(struct px *e)
 				serve_http(fds[1].fd, e->seen, true);
 			if (fds[2].revents)
 				serve_dns(fds[2].fd, e->seen);
+			if (fds[3].revents)
+				serve_flood(fds[3].fd);
+			if (fds[4].revents)
+				count_conn(fds[4].fd, &e->seen->unlisted_conns);
 		}
 	}
 	test_defer(stop_server, (void *)(long)pid);
-	close(fds[0].fd);
-	close(fds[1].fd);
-	close(fds[2].fd);
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		close(fds[i].fd);
 }
 
 static int seen(int *counter)
@@ -283,16 +320,22 @@ static void start_agentd(struct px *e)
 		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
 }
 
-static void write_policy(struct px *e, const char *hosts)
+/* ports: the policy's network.proxy.ports, NULL: none (the default, 443 and 80). */
+static void write_policy_ports(struct px *e, const char *hosts, const char *ports)
 {
 	char text[1024];
 
 	snprintf(text, sizeof(text),
 		 "{\"name\": \"t\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", "
 		 "\"exec\"]}], \"network\": {\"sockets\": [\"inet\", \"inet6\", \"unix\"], "
-		 "\"proxy\": {\"allow_hosts\": [%s]}}}\n",
-		 hosts);
+		 "\"proxy\": {\"allow_hosts\": [%s]%s%s%s}}}\n",
+		 hosts, ports ? ", \"ports\": [" : "", ports ? ports : "", ports ? "]" : "");
 	test_write(e->policy, text, 0644);
+}
+
+static void write_policy(struct px *e, const char *hosts)
+{
+	write_policy_ports(e, hosts, "8080, 8081");
 }
 
 /* The agent's proxy address from agent info, e.g. "http://127.0.0.1:40123". */
@@ -516,6 +559,50 @@ static void agent_cgroup(const struct px *e, const char *name, char *buf, size_t
 	snprintf(buf, bufsz, "%s/%s", e->cgroup, name);
 }
 
+/* In the agent's cgroup: a TCP socket, passed back over the socketpair end *arg. */
+static int make_socket(void *arg)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	struct iovec iov = { "s", 1 };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 1;
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(*(int *)arg, &mh, 0) == 1 ? 0 : 2;
+}
+
+/* A TCP socket created by a process of the agent (the kernel records the cgroup a socket is
+ * created in), for the test to use from outside. */
+static int agent_socket(const struct px *e)
+{
+	char cg[PATH_MAX + 64], cbuf[CMSG_SPACE(sizeof(int))], c;
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	int sv[2], fd;
+
+	snprintf(cg, sizeof(cg), "%s/t-px", e->cgroup);
+	ASSERT_OK(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv));
+	ASSERT_EQ(run_in_cgroup(cg, make_socket, &sv[1], NULL), 0);
+	ASSERT_EQ(recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC), 1);
+	ASSERT(CMSG_FIRSTHDR(&mh) && CMSG_FIRSTHDR(&mh)->cmsg_type == SCM_RIGHTS);
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+	close(sv[0]);
+	close(sv[1]);
+	return fd;
+}
+
 TEST(proxy_bypass_and_another_agents_listener_refused_by_the_kernel)
 {
 	struct px *e = setup();
@@ -661,7 +748,7 @@ TEST(proxy_port_survives_a_restart)
 	ASSERT_EQ(curl("t-px", out, sizeof(out), "-p", "http://allowed.test:8080/"), 0);
 	ASSERT_STREQ(out, "hello-public\n");
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
-	if (!strstr(out, "\"running\": true") || !strstr(out, "\"uid\": 65534"))
+	if (!strstr(out, "\"running\": true") || !strstr(out, "\"uid\": 2147352575"))
 		FAIL("status: %s", out);
 }
 
@@ -721,8 +808,8 @@ TEST(proxy_worker_runs_unprivileged_and_confined)
 	ASSERT(n > 0);
 	status[n] = '\0';
 	close(fd);
-	ASSERT_EQ(status_field(status, "\nUid:\t", 10), 65534);
-	ASSERT_EQ(status_field(status, "\nGid:\t", 10), 65534);
+	ASSERT_EQ(status_field(status, "\nUid:\t", 10), 2147352575U);
+	ASSERT_EQ(status_field(status, "\nGid:\t", 10), 2147352575U);
 	ASSERT_EQ(status_field(status, "\nCapEff:\t", 16), 0);
 	ASSERT_EQ(status_field(status, "\nCapPrm:\t", 16), 0);
 	ASSERT_EQ(status_field(status, "\nNoNewPrivs:\t", 10), 1);
@@ -742,9 +829,9 @@ TEST(proxy_agent_removal_cuts_its_tunnels)
 	size_t len = 0;
 	ssize_t n;
 
-	/* From outside any agent (loopback is open to it): a tunnel the server keeps waiting on. */
+	/* A tunnel the server keeps waiting on, over a socket of the agent's. */
 	sa.sin_port = htons(e->port);
-	pfd.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pfd.fd = agent_socket(e);
 	ASSERT_OK(pfd.fd);
 	ASSERT_OK(connect(pfd.fd, (struct sockaddr *)&sa, sizeof(sa)));
 	ASSERT_EQ(send(pfd.fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (long)sizeof(req) - 1);
@@ -778,7 +865,7 @@ TEST(proxy_closes_an_idle_tunnel)
 	idle_timeout = "1";
 	e = setup();
 	sa.sin_port = htons(e->port);
-	pfd.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pfd.fd = agent_socket(e);
 	ASSERT_OK(pfd.fd);
 	ASSERT_OK(connect(pfd.fd, (struct sockaddr *)&sa, sizeof(sa)));
 	ASSERT_EQ(send(pfd.fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (long)sizeof(req) - 1);
@@ -849,4 +936,136 @@ TEST(proxy_run_sets_the_agents_proxy_variables)
 	snprintf(want, sizeof(want), "%s %s %s %s localhost,127.0.0.1,::1\n", e->proxy, e->proxy,
 		 e->proxy, e->proxy);
 	ASSERT_STREQ(out, want);
+}
+
+/* Sends a request on fd, connected to the agent's proxy; returns the status of the reply. */
+static int request_on(int fd, const struct px *e, const char *req)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(e->port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char buf[256] = "";
+
+	ASSERT_OK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_EQ(send(fd, req, strlen(req), MSG_NOSIGNAL), (long)strlen(req));
+	/* The head arrives whole in practice: the proxy sends it with one send(). */
+	if (poll(&pfd, 1, 20000) != 1 || recv(fd, buf, 12, 0) != 12 || strncmp(buf, "HTTP/1.1 ", 9))
+		FAIL("no reply head to %s: \"%s\"", req, buf);
+	return atoi(buf + 9);
+}
+
+/* Only the agent's processes may use its listener: a process outside every agent (root here)
+ * is refused and the refusal recorded, though the kernel lets it reach the port. */
+TEST(proxy_serves_only_sockets_of_the_agents_cgroups)
+{
+	static const char req[] = "CONNECT allowed.test:8080 HTTP/1.1\r\n\r\n";
+	struct px *e = setup();
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ASSERT_OK(fd);
+	ASSERT_EQ(request_on(fd, e, req), 403);
+	close(fd);
+	audit_line(e, NULL, "deny", "why=not-the-agents-cgroup");
+	ASSERT_EQ(seen(&e->seen->public_conns), 0);
+	fd = agent_socket(e);
+	ASSERT_EQ(request_on(fd, e, req), 200);
+	ASSERT_EQ(wait_seen(&e->seen->public_conns, 1), 1);
+	close(fd);
+}
+
+/* CONNECT and plain HTTP reach only the ports the policy names; without any, 443 and 80. */
+TEST(proxy_reaches_only_the_policys_ports)
+{
+	struct px *e = setup();
+	char out[4096];
+	int fd;
+
+	fd = agent_socket(e);
+	ASSERT_EQ(request_on(fd, e, "CONNECT allowed.test:8082 HTTP/1.1\r\n\r\n"), 403);
+	close(fd);
+	audit_line(e, "allowed.test", "deny", "why=port-not-allowed");
+	fd = agent_socket(e);
+	ASSERT_EQ(request_on(fd, e, "GET http://allowed.test:8082/ HTTP/1.1\r\n\r\n"), 403);
+	close(fd);
+	audit_line(e, "allowed.test", "deny", "why=port-not-allowed");
+	fd = agent_socket(e);
+	ASSERT_EQ(request_on(fd, e, "CONNECT allowed.test:8080 HTTP/1.1\r\n\r\n"), 200);
+	close(fd);
+	audit_line(e, "allowed.test", "allow", "\"port\":8080");
+	/* The proxy refused before connecting: nothing reached the unlisted port. */
+	ASSERT_EQ(seen(&e->seen->unlisted_conns), 0);
+	write_policy_ports(e, HOSTS, NULL);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "reload", "t-px", NULL), 0);
+	fd = agent_socket(e);
+	ASSERT_EQ(request_on(fd, e, "CONNECT allowed.test:8080 HTTP/1.1\r\n\r\n"), 403);
+	close(fd);
+	audit_line(e, "allowed.test", "deny", "why=port-not-allowed");
+	ASSERT_EQ(seen(&e->seen->public_conns), 1);
+}
+
+/* An agent that stops reading holds a send of the proxy's: that wait counts as silence, and the
+ * tunnel is cut at the idle timeout like a silent one. */
+TEST(proxy_cuts_a_tunnel_whose_agent_stops_reading)
+{
+	int fd, small = 4096;
+	struct px *e;
+
+	idle_timeout = "1";
+	e = setup();
+	fd = agent_socket(e);
+	ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)));
+	ASSERT_EQ(request_on(fd, e, "CONNECT allowed.test:8081 HTTP/1.1\r\n\r\n"), 200);
+	/* The server sends without end; the agent reads no more. */
+	audit_line(e, "allowed.test", "allow", "why=send-timeout");
+	close(fd);
+}
+
+/* Whether the audit log holds a line with every needle. */
+static bool audit_file_has(const struct px *e, const char *const needles[])
+{
+	char path[PATH_MAX + 16], line[8192];
+	bool found = false;
+	size_t i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/audit.log", e->audit);
+	f = fopen(path, "re");
+	ASSERT(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		for (i = 0; needles[i] && strstr(line, needles[i]); i++)
+			;
+		found = !needles[i];
+	}
+	fclose(f);
+	return found;
+}
+
+/* A restarted agentd serves the agent from the policy in force (pinned with its rules), not from
+ * the file as it is now; the difference is recorded, and a reload applies the file. */
+TEST(proxy_restart_keeps_the_pinned_policy_until_reload)
+{
+	struct px *e = setup();
+	const char *drift[] = { "\"op\":\"policy-drift\"", "\"agent_name\":\"t-px\"",
+				"changed: ", "policy.json", NULL };
+	char out[4096];
+
+	kill_agentd(e);
+	/* The file now names denied.test and no longer allowed.test. */
+	write_policy(e, "\"denied.test\"");
+	start_agentd(e);
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-p", "http://allowed.test:8080/"), 0);
+	ASSERT_STREQ(out, "hello-public\n");
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-w%{http_code}", "http://denied.test:8080/"), 0);
+	if (!strstr(out, "host-not-allowed"))
+		FAIL("denied.test after the restart: %s", out);
+	if (!audit_file_has(e, drift))
+		FAIL("no policy-drift record naming the changed policy file");
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "reload", "t-px", NULL), 0);
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-w%{http_code}", "http://allowed.test:8080/"), 0);
+	if (!strstr(out, "host-not-allowed"))
+		FAIL("allowed.test after the reload: %s", out);
+	ASSERT_EQ(curl("t-px", out, sizeof(out), "-p", "http://denied.test:8080/"), 0);
+	ASSERT_STREQ(out, "hello-public\n");
+	ASSERT_EQ(seen(&e->seen->public_conns), 2);
 }

@@ -647,3 +647,50 @@ TEST(policy_shipped_profiles_pass)
 	}
 	tools_free(reg);
 }
+
+TEST(policy_proxy_ports_default_set_and_errors)
+{
+	static const struct {
+		const char *ports, *want;
+	} bad[] = {
+		{ "[]", "p.json:2:11: /network/proxy/ports: expected 1 to 32 ports; found 0" },
+		{ "[443, 0]",
+		  "p.json:2:17: /network/proxy/ports/1: expected a port number from 1 to 65535, "
+		  "once; found 0" },
+		{ "[65536]",
+		  "/network/proxy/ports/0: expected a port number from 1 to 65535, once; "
+		  "found 65536" },
+		{ "[\"443\"]", "/network/proxy/ports/0: expected a port number from 1 to 65535, "
+			       "once; found \"443\"" },
+		{ "[80, 443, 80]",
+		  "/network/proxy/ports/2: expected a port number from 1 to 65535, "
+		  "once; found 80" },
+		{ "443", "/network/proxy/ports: expected an array of port numbers" },
+	};
+	char json[256];
+	struct policy *p;
+	size_t i;
+
+	setup();
+	put("d.json",
+	    "{\"name\": \"x\", \"network\": {\"proxy\": {\"allow_hosts\": [\"a.org\"]}}}");
+	p = accepted("d.json", NULL);
+	ASSERT_EQ(p->net.n_proxy_ports, 2);
+	ASSERT_EQ(p->net.proxy_ports[0], 443);
+	ASSERT_EQ(p->net.proxy_ports[1], 80);
+	policy_free(p);
+	/* A child's list replaces its base's. */
+	put("b.json", "{\"name\": \"b\", \"network\": {\"proxy\": {\"ports\": [8443, 80]}}}");
+	put("c.json", "{\"name\": \"c\", \"extends\": [\"b.json\"], \"network\": {\"proxy\": "
+		      "{\"ports\": [8080]}}}");
+	p = accepted("c.json", NULL);
+	ASSERT_EQ(p->net.n_proxy_ports, 1);
+	ASSERT_EQ(p->net.proxy_ports[0], 8080);
+	policy_free(p);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(json, sizeof(json),
+			 "{\"name\": \"x\", \"network\": {\"proxy\": {\n \"ports\": %s}}}",
+			 bad[i].ports);
+		refused(json, bad[i].want);
+	}
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * agentd-worker AGENT-ID: the broker's worker, the only process that reads an agent's bytes.
+ * (agentd-worker proxy IDLE-MS is the egress proxy's worker: proxy.c.)
  * agentd starts one per agent (fork and exec: a fresh image that holds nothing of agentd's
  * memory), with its channel to agentd as fd 3 and nothing else. It becomes a uid of its own (no
  * user's, one per agent: BMSG_WORKER_ID_BASE + the agent's id) with no capabilities
@@ -31,6 +32,7 @@
 #include "agentd/abi.h"
 #include "broker_proto.h"
 #include "log.h"
+#include "worker.h"
 
 #define FDQ_MAX 64
 #define CONN_OUT_MAX (256U << 20) /* replies an agent has not read: past this, it is dropped */
@@ -420,6 +422,8 @@ int main(int argc, char **argv)
 	size_t i, n;
 	int err;
 
+	if (argc > 1 && !strcmp(argv[1], "proxy"))
+		return proxy_main(argc, argv);
 	log_init("agentd-worker", LOG_INFO);
 	if (argc != 2 || fstat(BMSG_FD, &st) || !S_ISSOCK(st.st_mode) ||
 	    !(agent = strtoul(argv[1], &end, 10)) || *end || agent >= AGENTD_MAX_AGENTS) {

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "cglimits.h"
 #include "cgroup.h"
+#include "jsondoc.h"
 #include "rules.h"
 #include "ruletab.h"
 #include "services.h"
@@ -34,11 +35,12 @@ __attribute__((format(printf, 3, 4))) static void say(char *why, size_t whysz, c
 	va_end(ap);
 }
 
-/* A policy loaded and compiled, not yet applied. */
+/* A policy loaded and compiled, not yet applied, and the files it was made from. */
 struct loaded {
 	struct policy *p;
 	struct tools_registry *reg;
 	struct compiled c;
+	struct jdoc_files files;
 };
 
 static void loaded_free(struct loaded *l)
@@ -46,6 +48,7 @@ static void loaded_free(struct loaded *l)
 	compiled_free(&l->c);
 	policy_free(l->p);
 	tools_free(l->reg);
+	jdoc_files_free(&l->files);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -69,8 +72,9 @@ static void agent_free(struct agent *a)
 	free(a);
 }
 
-static int load(struct daemon *d, const struct agent_state *st, struct loaded *l, char *why,
-		size_t whysz)
+/* From the files on disk, or from pinned ones (pinned_load()) when pinned is not NULL. */
+static int load(struct daemon *d, const struct agent_state *st, struct loaded *l,
+		const struct jdoc_files *pinned, char *why, size_t whysz)
 {
 	struct policy_var vars[CONTROL_VARS_MAX];
 	struct policy_vars pv = { vars, st->nvars };
@@ -80,8 +84,10 @@ static int load(struct daemon *d, const struct agent_state *st, struct loaded *l
 
 	for (i = 0; i < st->nvars; i++)
 		vars[i] = (struct policy_var){ st->vars[i].name, st->vars[i].value };
+	jdoc_files_use(&l->files, pinned);
 	err = policy_rules_load(st->policy, st->tools, &pv, &l->p, &l->reg, &l->c, &errs, why,
 				whysz);
+	jdoc_files_use(NULL, NULL);
 	policy_errors_clear(&errs);
 	if (err) {
 		loaded_free(l);
@@ -140,6 +146,107 @@ static int apply_limits(struct agent *a, const struct policy *p, char *why, size
 	return 0;
 }
 
+/*
+ * The files of the policy in force (its bases and tools registry too), pinned beside the agent's
+ * state at each add and reload: a restarted agentd serves the agent from them (its tools, its
+ * proxy allowlist), as the kernel keeps the rules made from them, until a policy reload. What
+ * changed on disk meanwhile is recorded, not applied.
+ */
+static void pinned_path(const struct daemon *d, const char *name, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/pinned/%s.json", d->o->state_dir, name);
+}
+
+static int pinned_save(struct daemon *d, const struct agent *a, const struct jdoc_files *files,
+		       char *why, size_t whysz)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	json_t *doc = jdoc_files_json(files);
+	int err = doc ? 0 : -ENOMEM;
+
+	snprintf(path, sizeof(path), "%s/pinned", d->o->state_dir);
+	if (!err && mkdir(path, 0700) && errno != EEXIST)
+		err = -errno;
+	pinned_path(d, a->st.name, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (!err && !json_object_set_new(doc, "generation", json_integer(a->st.generation)) &&
+	    json_dump_file(doc, tmp, JSON_COMPACT))
+		err = -EIO;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		say(why, whysz, "saving %s: %s", path, strerror(-err));
+	}
+	json_decref(doc);
+	return err;
+}
+
+/* The pinned files of agent name; -ENOENT when none were (an agentd from before they were). */
+static int pinned_load(struct daemon *d, const char *name, struct jdoc_files *files)
+{
+	char path[PATH_MAX];
+	json_t *doc;
+	int err;
+
+	pinned_path(d, name, path, sizeof(path));
+	doc = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+	if (!doc)
+		return access(path, F_OK) ? -errno : -EINVAL;
+	err = jdoc_files_parse(doc, files);
+	json_decref(doc);
+	return err;
+}
+
+static void pinned_remove(struct daemon *d, const char *name)
+{
+	char path[PATH_MAX];
+
+	pinned_path(d, name, path, sizeof(path));
+	if (unlink(path) && errno != ENOENT)
+		log_warn("removing %s: %s, ignoring\n", path, strerror(errno));
+}
+
+/* What differs between the pinned files and those on disk: logged and audited (policy-drift). */
+static void pinned_drift(struct daemon *d, struct agent *a, const struct jdoc_files *pinned)
+{
+	struct loaded now = {};
+	char why[1024] = "", diff[512];
+	bool differ;
+
+	if (load(d, &a->st, &now, NULL, why, sizeof(why)))
+		snprintf(diff, sizeof(diff), "the files on disk no longer load: %.400s", why);
+	differ = why[0] || jdoc_files_differ(pinned, &now.files, diff, sizeof(diff));
+	loaded_free(&now);
+	if (!differ)
+		return;
+	log_warn("agent %s: its policy files changed since generation %u was applied (%s): the "
+		 "pinned policy stays in force until agentctl policy reload\n",
+		 a->st.name, a->st.generation, diff);
+	daemon_audit(d, AUDIT_KIND_POLICY, "policy-drift", a, "gen=%u %.400s", a->st.generation,
+		     diff);
+}
+
+/* At adoption: the pinned policy when there is one (and what differs on disk), else the files. */
+static int load_adopted(struct daemon *d, struct agent *a, struct loaded *l, char *why,
+			size_t whysz)
+{
+	struct jdoc_files pinned = {};
+	int err = pinned_load(d, a->st.name, &pinned);
+
+	if (err) {
+		log_warn("agent %s: no pinned policy (%s): its policy files are loaded as they are "
+			 "now\n",
+			 a->st.name, strerror(-err));
+		return load(d, &a->st, l, NULL, why, whysz);
+	}
+	err = load(d, &a->st, l, &pinned, why, whysz);
+	if (!err)
+		pinned_drift(d, a, &pinned);
+	jdoc_files_free(&pinned);
+	return err;
+}
+
 /* Makes l the agent's rules (a new generation) and records it in the state directory. */
 static int apply(struct daemon *d, struct agent *a, struct loaded *l, char *why, size_t whysz)
 {
@@ -162,6 +269,8 @@ static int apply(struct daemon *d, struct agent *a, struct loaded *l, char *why,
 	if (err)
 		say(why, whysz, "saving %s/agents/%s.json: %s", d->o->state_dir, a->st.name,
 		    strerror(-err));
+	if (!err)
+		err = pinned_save(d, a, &l->files, why, whysz);
 	return err;
 }
 
@@ -353,7 +462,7 @@ static int add(struct daemon *d, struct agent *a, char *why, size_t whysz, const
 	int err;
 
 	*code = CONTROL_E_POLICY;
-	err = load(d, &a->st, &l, why, whysz);
+	err = load(d, &a->st, &l, NULL, why, whysz);
 	if (err)
 		return err;
 	*code = CONTROL_E_FAILED;
@@ -444,6 +553,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 	if (err)
 		log_warn("removing the state of agent %s: %s, ignoring\n", a->st.name,
 			 strerror(-err));
+	pinned_remove(d, a->st.name);
 	log_info("agent %s removed\n", a->st.name);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-remove", a, "cgroup=%s", a->cgroup);
 	forget(d, a);
@@ -496,7 +606,7 @@ static int reload(struct daemon *d, struct agent **list, int n, char *why, size_
 		return -ENOMEM;
 	*code = CONTROL_E_POLICY;
 	for (i = 0; !err && i < n; i++)
-		err = load(d, &list[i]->st, &l[i], why, whysz);
+		err = load(d, &list[i]->st, &l[i], NULL, why, whysz);
 	if (!err)
 		*code = CONTROL_E_FAILED;
 	for (i = 0; !err && i < n; i++) {
@@ -691,10 +801,10 @@ static int adopt_one(void *ctx, const struct agent_state *st)
 	err = cgroup_create(d, a);
 	if (!err && !rules_pinned(d, a->st.id, &a->st.generation)) {
 		/* The pins were torn down: the agent's rules are compiled and applied again. */
-		err = load(d, &a->st, &l, why, sizeof(why));
+		err = load_adopted(d, a, &l, why, sizeof(why));
 		if (!err)
 			err = apply(d, a, &l, why, sizeof(why));
-	} else if (!err && !load(d, &a->st, &l, why, sizeof(why))) {
+	} else if (!err && !load_adopted(d, a, &l, why, sizeof(why))) {
 		/* Pinned rules hold; the services need the policy they came from, the wall clock
 		 * its limit. */
 		keep_policy(a, &l);

@@ -38,10 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include "broker.h"
 #include "cgroup.h"
 #include "daemon.h"
 #include "log.h"
 #include "mounts.h"
+#include "proxy.h"
 
 #define PASSES_MAX 100
 #define ANCESTRY_MAX 4096
@@ -92,6 +94,28 @@ static struct agent *owner(struct daemon *d, const char *path)
 			if (under(path, a->st.cgroups[i]))
 				return a;
 	}
+	return NULL;
+}
+
+/*
+ * Whether the cgroup at path is one whose processes are never an agent's: init.scope (the init
+ * system's), agentd's own (its service's; when agentd runs in the root cgroup, only the processes
+ * agentd started are protected, below), or the broker's tools'. Returns what it is, or NULL.
+ */
+static const char *protected_cgroup(const struct daemon *d, const char *root, const char *path)
+{
+	char self[PATH_MAX + 8], cg[PATH_MAX + 32];
+
+	snprintf(cg, sizeof(cg), "%s/init.scope", root);
+	if (under(path, cg))
+		return "init.scope, the init system's cgroup";
+	snprintf(cg, sizeof(cg), "%s/%s", d->cgroup, BROKER_TOOLS_CGROUP);
+	if (under(path, cg))
+		return "the cgroup of the broker's tools";
+	if (proc_cgroup(root, getpid(), self, sizeof(self)))
+		return "agentd's own cgroup (it cannot be read)"; /* fail closed */
+	if (strcmp(self, root) && under(path, self))
+		return "agentd's own cgroup";
 	return NULL;
 }
 
@@ -231,6 +255,7 @@ static bool descends(const struct ptab *t, size_t n, int pid, int root)
 /* A process moved, and the cgroup it came from (to move it back). */
 struct moved {
 	int pid;
+	unsigned long long start; /* its start time: a pid reused later names another process */
 	char from[PATH_MAX + 8];
 };
 
@@ -245,6 +270,32 @@ struct move {
 	char why[1024];
 };
 
+/* Field 22 of /proc/PID/stat, the process's start time; 0 when it cannot be read. */
+static unsigned long long start_time(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* After "pid (comm)": state is field 3, start time field 22. */
+	for (i = 3; p && i <= 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		t = strtoull(p + 1, NULL, 10);
+	return t;
+}
+
 static int remember(struct move *m, int pid, const char *from)
 {
 	struct moved *more;
@@ -257,6 +308,7 @@ static int remember(struct move *m, int pid, const char *from)
 		m->v = more;
 	}
 	m->v[m->nv].pid = pid;
+	m->v[m->nv].start = start_time(pid);
 	snprintf(m->v[m->nv++].from, sizeof(m->v[0].from), "%s", from);
 	return 0;
 }
@@ -278,8 +330,9 @@ static int move_one(struct move *m, int pid, unsigned *moved)
 	b = owner(m->d, cg);
 	if (b == m->a)
 		return 0;
-	if (b) {
-		/* A process never leaves its agent: it stays with b, confined. */
+	if (b || protected_cgroup(m->d, m->root, cg)) {
+		/* A process never leaves its agent: it stays with b, confined. One that entered a
+		 * protected cgroup since tree_protected() stays there. */
 		m->skipped++;
 		return 0;
 	}
@@ -503,6 +556,10 @@ static int check_moved(struct move *m)
 		r = proc_cgroup(m->root, m->v[i].pid, cg, sizeof(cg));
 		if (r == -ESRCH)
 			continue;
+		/* Exiting as it was moved (the kernel moves no exiting task), then reaped: its
+		 * pid may name a new process by now, which was never moved. */
+		if (r == 0 && strcmp(cg, m->staging) && start_time(m->v[i].pid) != m->v[i].start)
+			continue;
 		if (r || strcmp(cg, m->staging)) {
 			snprintf(m->why, sizeof(m->why),
 				 "process %d left the cgroup it was moved into while it was "
@@ -558,19 +615,19 @@ static int stage(struct move *m)
 	return err;
 }
 
-/* Whether everything in the staging cgroup has stopped (cgroup.events: "frozen 1"), waiting up
- * to FREEZE_WAIT_MS: a process in an uninterruptible sleep may not stop, and then the attach
- * is refused rather than checked while it can still act. */
-static int wait_frozen(struct move *m)
+/* Whether everything in the cgroup cg has stopped (cgroup.events: "frozen 1"), waiting up to
+ * FREEZE_WAIT_MS: a process in an uninterruptible sleep may not stop, and then the attach is
+ * refused rather than checked while it can still act. */
+static int wait_frozen_at(const char *cg, char *why, size_t whysz)
 {
-	char path[sizeof(m->staging) + 32], buf[256];
+	char path[2 * PATH_MAX], buf[256];
 	struct pollfd pfd = { .events = POLLPRI };
 	struct timespec start, now;
 	long waited;
 	int err = 0;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/cgroup.events", m->staging);
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
 	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pfd.fd < 0)
 		err = -errno;
@@ -597,14 +654,18 @@ static int wait_frozen(struct move *m)
 	if (pfd.fd >= 0)
 		close(pfd.fd);
 	if (err == -ETIMEDOUT)
-		snprintf(m->why, sizeof(m->why),
-			 "the moved processes did not all stop within %d ms (one in an "
+		snprintf(why, whysz,
+			 "the processes of %.400s did not all stop within %d ms (one in an "
 			 "uninterruptible sleep?): they are not checked while they can act",
-			 FREEZE_WAIT_MS);
+			 cg, FREEZE_WAIT_MS);
 	else if (err)
-		snprintf(m->why, sizeof(m->why), "reading the state of %.400s: %s", m->staging,
-			 strerror(-err));
+		snprintf(why, whysz, "reading the state of %.400s: %s", cg, strerror(-err));
 	return err;
+}
+
+static int wait_frozen(struct move *m)
+{
+	return wait_frozen_at(m->staging, m->why, sizeof(m->why));
 }
 
 /* Every process left in staging moved to the cgroup to (which thaws it, unless to is frozen).
@@ -695,6 +756,52 @@ static bool is_ancestor_of_self(int pid)
 	return false;
 }
 
+/* Whether agentd started pid (a worker, a tool, or what they started). */
+static bool started_by_self(int pid)
+{
+	int p = pid, self = getpid(), depth;
+
+	for (depth = 0; depth < ANCESTRY_MAX && p > 1; depth++) {
+		p = read_ppid(p);
+		if (p == self)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A process of the tree of pid in a protected cgroup (protected_cgroup()) refuses the attach
+ * before anything moves: 1 with m->why, 0, or -errno. One that enters such a cgroup later is
+ * skipped by move_one().
+ */
+static int tree_protected(struct move *m, int pid)
+{
+	char cg[PATH_MAX + 8];
+	struct ptab *t = NULL;
+	const char *what;
+	size_t n, i;
+	int err = ptab_scan(&t, &n), r = 0;
+
+	if (err) {
+		snprintf(m->why, sizeof(m->why), "reading /proc: %s", strerror(-err));
+		return err;
+	}
+	for (i = 0; !r && i < n; i++) {
+		if (t[i].dead || !descends(t, n, t[i].pid, pid) ||
+		    proc_cgroup(m->root, t[i].pid, cg, sizeof(cg)))
+			continue;
+		what = protected_cgroup(m->d, m->root, cg);
+		if (what) {
+			snprintf(m->why, sizeof(m->why),
+				 "process %d (of the tree of %d) is in %s: it is never an agent's",
+				 t[i].pid, pid, what);
+			r = 1;
+		}
+	}
+	free(t);
+	return r;
+}
+
 static json_t *attach_pid(struct daemon *d, struct agent *a, const struct control_request *req)
 {
 	struct move m = { .d = d, .a = a };
@@ -709,6 +816,12 @@ static json_t *attach_pid(struct daemon *d, struct agent *a, const struct contro
 			     "process %d is init or an ancestor of agentd: agentd does not attach "
 			     "itself to an agent",
 			     req->pid);
+	if (started_by_self(req->pid))
+		return error(
+			req, CONTROL_E_REFUSED,
+			"process %d was started by agentd (a worker or a tool): it is never an "
+			"agent's",
+			req->pid);
 	err = cgroup2_mount(m.root, sizeof(m.root));
 	if (!err)
 		err = proc_cgroup(m.root, req->pid, cg, sizeof(cg));
@@ -723,6 +836,11 @@ static json_t *attach_pid(struct daemon *d, struct agent *a, const struct contro
 		return error(req, CONTROL_E_REFUSED,
 			     "process %d is agent %s's: a process never leaves its agent", req->pid,
 			     b->st.name);
+	err = tree_protected(&m, req->pid);
+	if (err > 0)
+		return error(req, CONTROL_E_REFUSED, "%s", m.why);
+	if (err)
+		return error(req, CONTROL_E_FAILED, "%s", m.why);
 	snprintf(what, sizeof(what), "process %d", req->pid);
 	reply = check_partial(d, req, what);
 	if (reply)
@@ -875,6 +993,7 @@ static json_t *check_cgroup(struct daemon *d, const struct control_request *req,
 			    const char *real)
 {
 	char self[PATH_MAX + 8], procs[PATH_MAX + 16];
+	const char *what;
 	struct agent *b;
 	size_t i;
 	int id;
@@ -888,8 +1007,12 @@ static json_t *check_cgroup(struct daemon *d, const struct control_request *req,
 			     "%s is in or above agentd's own cgroup tree %s (agents there are made "
 			     "with agentctl agent add)",
 			     req->cgroup, d->cgroup);
-	if (!proc_cgroup(root, getpid(), self, sizeof(self)) && under(self, real))
+	if (proc_cgroup(root, getpid(), self, sizeof(self)) || under(self, real))
 		return error(req, CONTROL_E_REFUSED, "agentd itself runs in %s", real);
+	what = protected_cgroup(d, root, real);
+	if (what)
+		return error(req, CONTROL_E_REFUSED, "%s is in %s: it is never an agent's", real,
+			     what);
 	for (id = 1; id < AGENTD_MAX_AGENTS; id++) {
 		b = d->agents[id];
 		for (i = 0; b && i < b->st.ncgroups; i++)
@@ -901,28 +1024,58 @@ static json_t *check_cgroup(struct daemon *d, const struct control_request *req,
 	return NULL;
 }
 
-static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct control_request *req)
+/*
+ * Stops every process of the tree at path (cgroup.freeze holds for the cgroups below), so that
+ * none acts between its registration and the check of what it holds: one holding a cgroup file
+ * could otherwise leave, act as no agent's, and come back without it. *froze says whether to
+ * thaw: a tree its owner froze stays frozen.
+ */
+static int freeze_tree(const char *path, bool *froze, char *why, size_t whysz)
 {
-	char root[PATH_MAX], real[PATH_MAX], what[PATH_MAX + 16], name[PATH_MAX];
+	char file[PATH_MAX + 32], buf[8] = "";
+	int fd, err = 0;
+
+	snprintf(file, sizeof(file), "%s/cgroup.freeze", path);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	*froze = buf[0] != '1';
+	if (!err && *froze)
+		err = cgroup_write(file, "1");
+	if (err) {
+		snprintf(why, whysz, "freezing %.400s: %s", path, strerror(-err));
+		return err;
+	}
+	err = wait_frozen_at(path, why, whysz);
+	if (err && *froze)
+		cgroup_write(file, "0");
+	return err;
+}
+
+static void thaw_tree(const char *path, bool froze)
+{
+	char file[PATH_MAX + 32];
+	int err;
+
+	if (!froze)
+		return;
+	snprintf(file, sizeof(file), "%s/cgroup.freeze", path);
+	err = cgroup_write(file, "0");
+	if (err)
+		log_err("thawing %s: %s: its processes stay stopped\n", path, strerror(-err));
+}
+
+/* Registers the frozen tree at real and checks what its processes hold. */
+static json_t *attach_frozen(struct daemon *d, struct agent *a, const struct control_request *req,
+			     const char *real)
+{
+	char name[PATH_MAX];
 	int err, pid = 0, fd = -1;
 	const char *doing;
 	json_t *reply;
 
-	err = cgroup2_mount(root, sizeof(root));
-	if (err)
-		return error(req, CONTROL_E_FAILED, "no cgroup v2 mount: %s", strerror(-err));
-	if (!realpath(req->cgroup, real))
-		return error(req, CONTROL_E_FAILED, "cgroup %s: %s", req->cgroup, strerror(errno));
-	reply = check_cgroup(d, req, root, real);
-	if (reply)
-		return reply;
-	if (a->st.ncgroups == STATE_CGROUPS_MAX)
-		return error(req, CONTROL_E_LIMIT, "agent %s has %d attached cgroups already",
-			     a->st.name, STATE_CGROUPS_MAX);
-	snprintf(what, sizeof(what), "cgroup %s", real);
-	reply = check_partial(d, req, what);
-	if (reply)
-		return reply;
 	err = adopt_cgroup(d, a, real, &doing);
 	if (err == -ENOSPC)
 		return error(
@@ -960,9 +1113,41 @@ static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct con
 		 d->lsm ? "" : " (network rules only: no BPF LSM)");
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-attach", a, "cgroup=%s layers=%s", real,
 		     d->lsm ? "bpf-lsm,cgroup-bpf" : "cgroup-bpf");
+	/* Its processes may use the agent's proxy from now on. */
+	proxy_agent_reloaded(d, a);
 	reply = attached(req, d, a, true);
 	if (reply)
 		json_object_set_new(reply, "cgroup", json_string(real));
+	return reply;
+}
+
+static json_t *attach_cgroup(struct daemon *d, struct agent *a, const struct control_request *req)
+{
+	char root[PATH_MAX], real[PATH_MAX], what[PATH_MAX + 16], why[1024];
+	bool froze;
+	json_t *reply;
+	int err;
+
+	err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		return error(req, CONTROL_E_FAILED, "no cgroup v2 mount: %s", strerror(-err));
+	if (!realpath(req->cgroup, real))
+		return error(req, CONTROL_E_FAILED, "cgroup %s: %s", req->cgroup, strerror(errno));
+	reply = check_cgroup(d, req, root, real);
+	if (reply)
+		return reply;
+	if (a->st.ncgroups == STATE_CGROUPS_MAX)
+		return error(req, CONTROL_E_LIMIT, "agent %s has %d attached cgroups already",
+			     a->st.name, STATE_CGROUPS_MAX);
+	snprintf(what, sizeof(what), "cgroup %s", real);
+	reply = check_partial(d, req, what);
+	if (reply)
+		return reply;
+	err = freeze_tree(real, &froze, why, sizeof(why));
+	if (err)
+		return error(req, CONTROL_E_FAILED, "%s", why);
+	reply = attach_frozen(d, a, req, real);
+	thaw_tree(real, froze);
 	return reply;
 }
 
@@ -1008,6 +1193,7 @@ static json_t *detach_cgroup(struct daemon *d, struct agent *a, const struct con
 	log_info("agent %s: cgroup %s detached: its processes are no longer the agent's\n",
 		 a->st.name, path);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-detach", a, "cgroup=%s", path);
+	proxy_agent_reloaded(d, a);
 	reply = control_reply_ok(req->id);
 	if (reply) {
 		json_object_set_new(reply, "name", json_string(a->st.name));

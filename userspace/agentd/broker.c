@@ -31,6 +31,7 @@
 #include "cgroup.h"
 #include "daemon.h"
 #include "log.h"
+#include "spawn.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -709,39 +710,28 @@ static int message(struct bagent *ba, const struct bmsg *m, const char *data)
 	return -EPROTO;
 }
 
-/* fork and exec agentd-worker AGENT-ID with its end of a socketpair as fd BMSG_FD. */
-static int spawn(const char *path, __u32 agent, pid_t *pid, int *chan)
+/* agentd-worker AGENT-ID, exec'd by the one spawn helper, its channel as fd BMSG_FD. */
+static int spawn(struct bagent *ba)
 {
-	char id[16];
-	int sv[2];
+	char id[16], name[96];
+	char *argv[] = { "agentd-worker", id, NULL };
+	int err;
 
-	snprintf(id, sizeof(id), "%u", agent);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	*pid = fork();
-	if (*pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return -errno;
-	}
-	if (*pid == 0) {
-		if (sv[1] == BMSG_FD ? fcntl(BMSG_FD, F_SETFD, 0) : dup2(sv[1], BMSG_FD) < 0)
-			_exit(127);
-		syscall(SYS_close_range, BMSG_FD + 1U, ~0U, 0U);
-		execl(path, "agentd-worker", id, (char *)NULL);
-		_exit(127);
-	}
-	close(sv[1]);
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	*chan = sv[0];
-	return 0;
+	_Static_assert(BMSG_FD == SPAWN_CHAN_FD, "the broker worker's channel");
+	snprintf(id, sizeof(id), "%u", ba->a->st.id);
+	snprintf(name, sizeof(name), "broker worker of %s", ba->a->st.name);
+	err = spawn_worker(ba->b->d->loop, name, ba->b->worker_path, argv, SOCK_STREAM, &ba->worker,
+			   &ba->chan);
+	if (!err)
+		fcntl(ba->chan, F_SETFL, O_NONBLOCK);
+	return err;
 }
 
 static void on_chan(void *ctx, int fd, uint32_t events);
 
 static int worker_start(struct bagent *ba)
 {
-	int err = spawn(ba->b->worker_path, ba->a->st.id, &ba->worker, &ba->chan);
+	int err = spawn(ba);
 
 	if (!err)
 		err = loop_add(ba->b->d->loop, ba->chan, EPOLLIN, on_chan, ba);

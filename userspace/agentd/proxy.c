@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The egress proxy, the daemon's half: it forks the unprivileged worker (proxy_worker.c) and
+ * The egress proxy, the daemon's half: it starts the unprivileged worker (agentd-worker proxy,
+ * userspace/agentd-worker/proxy.c) through the spawn helper and
  * keeps, per agent, a loopback listener on a stable port (recorded in
  * <state_dir>/proxy/<name>.port, so the agent's HTTP_PROXY outlives a restart of agentd) and the
  * kernel endpoint that lets that agent, and no other, reach it. The worker's reports become
@@ -21,9 +22,11 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include "cgroup.h"
 #include "daemon.h"
 #include "log.h"
 #include "proxy.h"
+#include "spawn.h"
 
 #define RESPAWN_MIN_MS 1000
 
@@ -33,6 +36,7 @@ struct proxy_agent {
 };
 
 static struct {
+	char path[PATH_MAX]; /* agentd-worker */
 	pid_t pid;
 	int fd; /* the worker's socket; -1 when none */
 	__u64 spawned_ms;
@@ -146,10 +150,32 @@ static int open_listener(struct daemon *d, const struct agent *a, struct proxy_a
 	return 0;
 }
 
-/* The agent's allowlist as one message (with the listener fd for PROXY_MSG_UP). */
+/* The cgroups whose sockets may use the agent's listener: its own and its attached ones. A
+ * cgroup whose id cannot be read is left out (its processes are refused), said in the log. */
+static void order_cgroups(const struct agent *a, struct proxy_msg *m)
+{
+	size_t k;
+	__u64 id;
+	int err;
+
+	for (k = 0; k <= a->st.ncgroups && m->ncgroups < PROXY_CGROUPS_MAX; k++) {
+		const char *cg = k ? a->st.cgroups[k - 1] : a->cgroup;
+
+		err = cgroup_id(cg, &id);
+		if (err)
+			log_warn("agent %s: cgroup %s: %s: its processes cannot use the proxy\n",
+				 a->st.name, cg, strerror(-err));
+		else
+			m->cgroups[m->ncgroups++] = id;
+	}
+}
+
+/* The agent's allowlist, ports and cgroups as one message (with the listener fd for
+ * PROXY_MSG_UP). An agent whose policy does not load gets no host and no port. */
 static int send_order(const struct agent *a, enum proxy_msg_type type, int lfd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	const struct policy *p = type != PROXY_MSG_DOWN ? a->policy : NULL;
 	struct msghdr mh = {};
 	struct proxy_msg *m;
 	struct iovec iov;
@@ -158,9 +184,8 @@ static int send_order(const struct agent *a, enum proxy_msg_type type, int lfd)
 
 	if (worker.fd < 0)
 		return -ESRCH;
-	if (type != PROXY_MSG_DOWN && a->policy)
-		for (i = 0; i < a->policy->net.n_proxy_hosts; i++)
-			len += strlen(a->policy->net.proxy_hosts[i]) + 1;
+	for (i = 0; p && i < p->net.n_proxy_hosts; i++)
+		len += strlen(p->net.proxy_hosts[i]) + 1;
 	if (len > PROXY_MSG_MAX)
 		return -E2BIG;
 	m = calloc(1, sizeof(*m) + len);
@@ -169,10 +194,14 @@ static int send_order(const struct agent *a, enum proxy_msg_type type, int lfd)
 	*m = (struct proxy_msg){ .type = type, .agent = a->st.id, .len = len };
 	if (!a->policy)
 		m->flags |= PROXY_F_NO_POLICY;
-	for (i = 0; len && i < a->policy->net.n_proxy_hosts; i++) {
-		strcpy(m->hosts + n, a->policy->net.proxy_hosts[i]);
-		n += strlen(a->policy->net.proxy_hosts[i]) + 1;
+	for (i = 0; p && i < p->net.n_proxy_hosts; i++) {
+		strcpy(m->hosts + n, p->net.proxy_hosts[i]);
+		n += strlen(p->net.proxy_hosts[i]) + 1;
 	}
+	for (i = 0; p && i < p->net.n_proxy_ports && i < PROXY_PORTS_MAX; i++)
+		m->ports[m->nports++] = p->net.proxy_ports[i];
+	if (type != PROXY_MSG_DOWN)
+		order_cgroups(a, m);
 	iov = (struct iovec){ m, sizeof(*m) + len };
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
@@ -286,39 +315,31 @@ static void on_worker(void *ctx, int fd, uint32_t events)
 		worker_gone(d);
 }
 
+/* agentd-worker proxy IDLE-MS, exec'd by the one spawn helper, its channel as fd PROXY_FD. */
 static int spawn(struct daemon *d)
 {
 	static const struct timeval order_timeout = { .tv_sec = 1 };
-	int sv[2], err;
+	char idle[16];
+	char *argv[] = { "agentd-worker", "proxy", idle, NULL };
+	int fd, err;
 	pid_t pid;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(sv[0]);
-		close(sv[1]);
+	_Static_assert(PROXY_FD == SPAWN_CHAN_FD, "the proxy worker's channel");
+	snprintf(idle, sizeof(idle), "%u", d->o->proxy_idle_sec * 1000);
+	err = spawn_worker(d->loop, "proxy worker", worker.path, argv, SOCK_SEQPACKET, &pid, &fd);
+	if (err)
 		return err;
-	}
-	if (!pid) {
-		/* Nothing of the daemon's (maps, control socket, audit log) stays open here. */
-		if (dup2(sv[1], 3) < 0 || close_range(4, ~0U, 0))
-			_exit(1);
-		proxy_worker_main(3, (int)d->o->proxy_idle_sec * 1000);
-	}
-	close(sv[1]);
 	/* Orders are small and the worker reads them at once; a hung worker must not hang the
 	 * daemon's loop either. */
-	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &order_timeout, sizeof(order_timeout));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &order_timeout, sizeof(order_timeout));
 	worker.pid = pid;
-	worker.fd = sv[0];
+	worker.fd = fd;
 	worker.spawned_ms = now_ms();
-	err = loop_add(d->loop, sv[0], EPOLLIN, on_worker, d);
+	err = loop_add(d->loop, fd, EPOLLIN, on_worker, d);
 	if (err) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		close(sv[0]);
+		close(fd);
 		worker.fd = -1;
 	}
 	return err;
@@ -326,7 +347,10 @@ static int spawn(struct daemon *d)
 
 int proxy_start(struct daemon *d)
 {
-	int err = spawn(d);
+	int err = spawn_path("agentd-worker", worker.path, sizeof(worker.path));
+
+	if (!err)
+		err = spawn(d);
 
 	if (err)
 		log_err("starting the proxy worker: %s\n", strerror(-err));

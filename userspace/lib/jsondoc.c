@@ -285,20 +285,105 @@ static int read_regular(int fd, struct jdoc *d)
 	return 0;
 }
 
-int jdoc_load_file(const char *path, struct jdoc **out, struct policy_errors *errs)
+static struct jdoc_files *files_record;
+static const struct jdoc_files *files_replay;
+
+void jdoc_files_use(struct jdoc_files *record, const struct jdoc_files *replay)
 {
-	struct jdoc *d;
+	files_record = record;
+	files_replay = replay;
+}
+
+void jdoc_files_free(struct jdoc_files *f)
+{
+	size_t i;
+
+	for (i = 0; f && i < f->n; i++) {
+		free(f->v[i].path);
+		free(f->v[i].buf);
+	}
+	if (f) {
+		free(f->v);
+		f->v = NULL;
+		f->n = 0;
+	}
+}
+
+static const struct jdoc_file *files_find(const struct jdoc_files *f, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].path, path))
+			return &f->v[i];
+	return NULL;
+}
+
+static int files_add(struct jdoc_files *f, const char *path, const char *buf, size_t len, dev_t dev,
+		     ino_t ino)
+{
+	struct jdoc_file *more = realloc(f->v, (f->n + 1) * sizeof(*f->v));
+	struct jdoc_file *e;
+
+	if (!more)
+		return -ENOMEM;
+	f->v = more;
+	e = &f->v[f->n];
+	*e = (struct jdoc_file){ strdup(path), malloc(len + 1), len, dev, ino };
+	if (!e->path || !e->buf) {
+		free(e->path);
+		free(e->buf);
+		return -ENOMEM;
+	}
+	memcpy(e->buf, buf, len);
+	e->buf[len] = '\0';
+	f->n++;
+	return 0;
+}
+
+/* The bytes of path from the replayed files, with the identity the file had. */
+static int read_replayed(const char *path, struct jdoc *d)
+{
+	const struct jdoc_file *e = files_find(files_replay, path);
+
+	if (!e)
+		return -ENOENT;
+	d->buf = malloc(e->len + 1);
+	if (!d->buf)
+		return -ENOMEM;
+	memcpy(d->buf, e->buf, e->len);
+	d->len = e->len;
+	d->dev = e->dev;
+	d->ino = e->ino;
+	return 0;
+}
+
+static int read_file(const char *path, struct jdoc *d)
+{
 	int fd, err;
 
-	*out = NULL;
-	d = jdoc_new(path);
-	if (!d)
-		return -ENOMEM;
+	if (files_replay)
+		return read_replayed(path, d);
 	/* O_NONBLOCK: a FIFO must not hang the check; it is refused as not regular. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	err = fd < 0 ? -errno : read_regular(fd, d);
 	if (fd >= 0)
 		close(fd);
+	return err;
+}
+
+int jdoc_load_file(const char *path, struct jdoc **out, struct policy_errors *errs)
+{
+	struct jdoc *d;
+	int err;
+
+	*out = NULL;
+	d = jdoc_new(path);
+	if (!d)
+		return -ENOMEM;
+	err = read_file(path, d);
+	if (!err && files_record)
+		err = files_add(files_record, path, d->buf, d->len, d->dev, d->ino);
 	if (err) {
 		add_error(errs, path, 0, 0, "",
 			  err == -EINVAL  ? "cannot read: not a regular file"
@@ -408,4 +493,71 @@ void jdoc_limits(struct policy_errors *errs, const struct jdoc *d, const char *p
 	e = json_object_get(o, "wall_clock");
 	if (e && jdoc_duration(errs, d, el, e, wall_clock_max, &v))
 		l->wall_clock_sec = v;
+}
+
+json_t *jdoc_files_json(const struct jdoc_files *f)
+{
+	json_t *arr = json_array(), *e;
+	size_t i;
+
+	for (i = 0; arr && i < f->n; i++) {
+		e = json_pack("{s:s, s:s%, s:I, s:I}", "path", f->v[i].path, "text", f->v[i].buf,
+			      f->v[i].len, "dev", (json_int_t)f->v[i].dev, "ino",
+			      (json_int_t)f->v[i].ino);
+		if (!e || json_array_append_new(arr, e)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr ? json_pack("{s:o}", "files", arr) : NULL;
+}
+
+int jdoc_files_parse(const json_t *j, struct jdoc_files *f)
+{
+	json_t *arr = json_object_get(j, "files"), *e;
+	const char *path, *text;
+	json_int_t dev, ino;
+	size_t i, len;
+
+	memset(f, 0, sizeof(*f));
+	if (!json_is_array(arr))
+		return -EINVAL;
+	json_array_foreach(arr, i, e)
+	{
+		if (json_unpack(e, "{s:s, s:s%, s:I, s:I}", "path", &path, "text", &text, &len,
+				"dev", &dev, "ino", &ino) ||
+		    len > JDOC_MAX_SIZE || files_add(f, path, text, len, dev, ino)) {
+			jdoc_files_free(f);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void name_paths(const struct jdoc_files *a, const struct jdoc_files *b, bool changed,
+		       const char *label, char *buf, size_t bufsz)
+{
+	const struct jdoc_file *o;
+	size_t i, len = strlen(buf);
+	bool first = true;
+
+	for (i = 0; i < a->n && len < bufsz; i++) {
+		o = files_find(b, a->v[i].path);
+		if (changed ? !o || (o->len == a->v[i].len && !memcmp(o->buf, a->v[i].buf, o->len))
+			    : o != NULL)
+			continue;
+		len += snprintf(buf + len, bufsz - len, "%s%s%s", first ? (len ? "; " : "") : ", ",
+				first ? label : "", a->v[i].path);
+		first = false;
+	}
+}
+
+bool jdoc_files_differ(const struct jdoc_files *a, const struct jdoc_files *b, char *buf,
+		       size_t bufsz)
+{
+	buf[0] = '\0';
+	name_paths(a, b, true, "changed: ", buf, bufsz);
+	name_paths(a, b, false, "gone: ", buf, bufsz);
+	name_paths(b, a, false, "new: ", buf, bufsz);
+	return buf[0] != '\0';
 }

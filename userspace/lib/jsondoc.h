@@ -62,6 +62,39 @@ int jdoc_load_buffer(const char *name, const char *buf, size_t len, struct jdoc 
 		     struct policy_errors *errs);
 void jdoc_free(struct jdoc *d);
 
+/*
+ * The files a load read, bytes and identity: what a policy was made from (its bases and tools
+ * registry included), kept with the rules made from it so that a restarted agentd loads the same
+ * policy however the files changed since.
+ */
+struct jdoc_file {
+	char *path;
+	char *buf;
+	size_t len;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct jdoc_files {
+	struct jdoc_file *v;
+	size_t n;
+};
+
+/*
+ * Until the next call, every jdoc_load_file() reads from replay when it is not NULL (a path not
+ * there is an error: nothing comes from disk), and appends what it read to record when that is
+ * not NULL. jdoc_files_use(NULL, NULL) goes back to the files on disk alone.
+ */
+void jdoc_files_use(struct jdoc_files *record, const struct jdoc_files *replay);
+void jdoc_files_free(struct jdoc_files *f);
+/* {"files": [{"path": ..., "text": ...}, ...]} and back. Parse returns 0 or -EINVAL. */
+json_t *jdoc_files_json(const struct jdoc_files *f);
+int jdoc_files_parse(const json_t *j, struct jdoc_files *f);
+/* Whether a and b differ, paths and bytes; when they do, what names the difference in buf:
+ * "changed: P, ...; gone: P, ...; new: P, ..." (gone: in a only). */
+bool jdoc_files_differ(const struct jdoc_files *a, const struct jdoc_files *b, char *buf,
+		       size_t bufsz);
+
 /* Records an error at ptr in d (located at ptr, or its nearest ancestor that is found). */
 void jdoc_err(struct policy_errors *errs, const struct jdoc *d, const char *ptr, const char *fmt,
 	      ...) __attribute__((format(printf, 4, 5)));

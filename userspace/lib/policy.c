@@ -55,7 +55,7 @@ static const char *const exec_keys[] = { "allow", "allow_memfd", "allow_writable
 static const char *const exec_allow_keys[] = { "path", "optional", NULL };
 static const char *const net_keys[] = { "connect", "bind", "sockets", "proxy", NULL };
 static const char *const connect_keys[] = { "cidr", "ports", "protocol", NULL };
-static const char *const proxy_keys[] = { "allow_hosts", NULL };
+static const char *const proxy_keys[] = { "allow_hosts", "ports", NULL };
 static const char *const audit_keys[] = { "log_allows", NULL };
 
 static const char *const right_names[] = { "read",   "write", "exec",	  "create",
@@ -797,6 +797,40 @@ static bool host_ok(const char *s)
 	return !wild || labels >= 2;
 }
 
+/* "ports": a scalar, the child's list replacing its base's; each from 1 to 65535, once. */
+static void apply_proxy_ports(struct loader *L, const struct jdoc *d, const char *ptr,
+			      const json_t *o)
+{
+	struct policy *p = L->p;
+	char at[JPTR_MAX], el[JPTR_MAX], buf[80];
+	json_int_t v;
+	json_t *arr, *e;
+	size_t i, j;
+
+	arr = field(L, d, ptr, o, "ports", JSON_ARRAY, "an array of port numbers", at);
+	if (!arr)
+		return;
+	if (!json_array_size(arr) || json_array_size(arr) > POLICY_PROXY_PORTS_MAX) {
+		err_at(L, d, at, "expected 1 to %d ports; found %zu", POLICY_PROXY_PORTS_MAX,
+		       json_array_size(arr));
+		return;
+	}
+	p->net.n_proxy_ports = 0;
+	json_array_foreach(arr, i, e)
+	{
+		jptr_idx(el, at, i);
+		v = json_is_integer(e) ? json_integer_value(e) : 0;
+		for (j = 0; j < p->net.n_proxy_ports && p->net.proxy_ports[j] != v; j++)
+			;
+		if (v < 1 || v > 65535 || j < p->net.n_proxy_ports) {
+			err_at(L, d, el, "expected a port number from 1 to 65535, once; found %s",
+			       found(e, buf, sizeof(buf)));
+			continue;
+		}
+		p->net.proxy_ports[p->net.n_proxy_ports++] = v;
+	}
+}
+
 static void apply_proxy(struct loader *L, const struct jdoc *d, const char *ptr, const json_t *o)
 {
 	struct policy *p = L->p;
@@ -806,6 +840,7 @@ static void apply_proxy(struct loader *L, const struct jdoc *d, const char *ptr,
 	const char *h;
 
 	jdoc_check_keys(L->errs, d, ptr, o, proxy_keys);
+	apply_proxy_ports(L, d, ptr, o);
 	arr = field(L, d, ptr, o, "allow_hosts", JSON_ARRAY, "an array of host names", at);
 	json_array_foreach(arr, i, e)
 	{
@@ -1018,6 +1053,12 @@ static int load(struct loader *L, struct jdoc *root, struct policy **out)
 		set_var(L, L->cli->v[i].name, L->cli->v[i].value, true);
 	for (i = 0; i < L->ndocs && !L->err; i++)
 		apply_doc(L, i);
+	if (!L->p->net.n_proxy_ports) {
+		static const __u16 def[] = { 443, 80 };
+
+		memcpy(L->p->net.proxy_ports, def, sizeof(def));
+		L->p->net.n_proxy_ports = sizeof(def) / sizeof(def[0]);
+	}
 	check_report_only(L);
 	if (!L->err && L->errs->n + L->errs->dropped != before)
 		L->err = -EINVAL;

@@ -49,6 +49,8 @@ struct policy_tool {
 	const struct tool *def; /* in the registry given to policy_load(); NULL without one */
 };
 
+#define POLICY_PROXY_PORTS_MAX 32
+
 struct policy {
 	char *name;
 	char *path; /* the file loaded */
@@ -67,6 +69,10 @@ struct policy {
 		__u32 sockets; /* POLICY_SOCK_* */
 		char **proxy_hosts; /* "name" or "*.suffix", lower case */
 		size_t n_proxy_hosts;
+		/* The ports the proxy connects to (CONNECT and plain HTTP); 443 and 80 when the
+		 * policy names none. */
+		__u16 proxy_ports[POLICY_PROXY_PORTS_MAX];
+		size_t n_proxy_ports;
 	} net;
 	struct policy_tool *tools;
 	size_t n_tools;

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The egress proxy's worker: a process of its own, without root, capabilities or the daemon's
- * fds, because it reads bytes agents chose. Its main thread takes orders from the daemon
- * (listeners passed with SCM_RIGHTS, allowlists) and accepts; each connection gets a thread
- * that may block (DNS, connect, relay) without stalling anyone. Per connection, in order:
- * parse the head (http_proxy.c), match the host against the agent's allowlist, resolve it once,
- * check every address against the structural deny list, connect to an address that was checked
- * (never resolving again), then relay. One report per connection goes back to the daemon.
+ * agentd-worker proxy IDLE-MS: the egress proxy's worker. agentd execs it (a fresh image: no
+ * mapping, descriptor or environment of agentd's) with its channel as fd PROXY_FD; it becomes a
+ * uid of its own with no capabilities and confines itself with a kill-default seccomp filter,
+ * because it reads bytes agents chose. Its main thread takes orders from the daemon (listeners
+ * passed with SCM_RIGHTS, allowlists, ports, the agent's cgroups) and accepts; each connection
+ * gets a thread that may block (DNS, connect, relay) without stalling anyone. Per connection, in
+ * order: check that the peer's socket was created in one of the agent's cgroups (sock_diag), parse
+ * the head (http_proxy.c), match the host against the agent's allowlist and the port against its
+ * ports, resolve it once, check every address against the structural deny list, connect to an
+ * address that was checked (never resolving again), then relay. A send blocked for the idle
+ * timeout ends the connection as silence does. One report per connection goes back to the daemon.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,14 +28,20 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/netlink.h>
 #include "accept.h"
 #include "agentd/abi.h"
 #include "log.h"
 #include "netdeny.h"
-#include "proxy.h"
+#include "proxy_proto.h"
+#include "sockdiag.h"
+#include "worker.h"
 
 #define HEAD_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 10000
@@ -44,6 +54,9 @@ struct hostlist {
 	atomic_int refs;
 	atomic_bool gone; /* the agent was removed: its connections end */
 	bool no_policy;
+	__u16 nports, ncgroups;
+	__u16 ports[PROXY_PORTS_MAX];
+	__u64 cgroups[PROXY_CGROUPS_MAX];
 	size_t n;
 	char **hosts; /* point into buf */
 	char buf[];
@@ -86,6 +99,14 @@ static struct hostlist *hostlist_new(const struct proxy_msg *m)
 		return NULL;
 	memcpy(hl->buf, m->hosts, m->len);
 	hl->no_policy = m->flags & PROXY_F_NO_POLICY;
+	if (m->nports > PROXY_PORTS_MAX || m->ncgroups > PROXY_CGROUPS_MAX) {
+		free(hl);
+		return NULL;
+	}
+	hl->nports = m->nports;
+	hl->ncgroups = m->ncgroups;
+	memcpy(hl->ports, m->ports, sizeof(hl->ports));
+	memcpy(hl->cgroups, m->cgroups, sizeof(hl->cgroups));
 	for (i = 0; i < m->len; i++)
 		n += !hl->buf[i];
 	hl->hosts = calloc(n + 1, sizeof(char *));
@@ -117,17 +138,28 @@ static void report(struct conn *c)
 		log_err("proxy worker: report for agent %u: %s\n", c->agent, strerror(errno));
 }
 
+/* Both sockets of a connection wait at most idle_ms in send() (SO_SNDTIMEO): a peer that stops
+ * reading ends the connection as silence does. Returns 0, -EAGAIN (that wait ran out) or -1. */
 static int send_all(int fd, const char *p, size_t n)
 {
 	ssize_t w;
 
 	while (n) {
 		w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -EAGAIN;
 		if (w <= 0)
 			return -1;
 		p += w, n -= w;
 	}
 	return 0;
+}
+
+static void send_timeout(int fd)
+{
+	struct timeval tv = { .tv_sec = idle_ms / 1000, .tv_usec = idle_ms % 1000 * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 static void refuse(struct conn *c, int status, const char *why)
@@ -238,6 +270,7 @@ static int connect_one(const struct sockaddr_storage *ss, socklen_t len)
 		goto fail;
 	if (fcntl(fd, F_SETFL, 0))
 		goto fail;
+	send_timeout(fd);
 	return fd;
 fail:
 	close(fd);
@@ -275,6 +308,7 @@ static void relay(struct conn *c)
 	__u64 *count[2] = { &c->rep.up, &c->rep.down };
 	char *buf = malloc(RELAY_BUF);
 	ssize_t n;
+	int sent;
 
 	if (!buf)
 		return;
@@ -288,11 +322,15 @@ static void relay(struct conn *c)
 			if (pfd[i].fd < 0 || !pfd[i].revents)
 				continue;
 			n = recv(fds[i], buf, RELAY_BUF, 0);
-			if (n > 0 && !send_all(fds[!i], buf, n)) {
+			sent = n > 0 ? send_all(fds[!i], buf, n) : 0;
+			if (n > 0 && !sent) {
 				*count[i] += n;
 				continue;
 			}
-			/* An error (a reset, or the agent's removal) ends both directions. */
+			if (sent == -EAGAIN)
+				snprintf(c->rep.why, sizeof(c->rep.why), "send-timeout");
+			/* An error (a reset, a peer not reading, the agent's removal) ends both
+			 * directions. */
 			open = n ? 0 : open - 1;
 			pfd[i].fd = -1;
 			shutdown(fds[!i], SHUT_WR);
@@ -306,14 +344,48 @@ static void relay(struct conn *c)
 	free(buf);
 }
 
+/* Whether the peer's socket was created in one of the agent's cgroups. The kernel lets only
+ * this agent of all agents reach the listener, but any process outside every agent could: it
+ * would be served, and audited, as the agent. */
+static const char *peer_refused(const struct conn *c)
+{
+	__u64 cg;
+	int i;
+
+	/* Undecided (the peer closed already, or an older kernel) is refused. */
+	if (sockdiag_peer_cgroup(c->cfd, &cg))
+		return "peer-cgroup-unknown";
+	for (i = 0; i < c->hl->ncgroups; i++)
+		if (c->hl->cgroups[i] == cg)
+			return NULL;
+	return "not-the-agents-cgroup";
+}
+
+static bool port_allowed(const struct hostlist *hl, __u16 port)
+{
+	int i;
+
+	for (i = 0; i < hl->nports; i++)
+		if (hl->ports[i] == port)
+			return true;
+	return false;
+}
+
 static void serve(struct conn *c)
 {
 	struct sockaddr_storage ss[ADDRS_MAX];
 	socklen_t lens[ADDRS_MAX];
 	struct http_request req;
 	size_t outlen, extra;
+	const char *why;
 	int n;
 
+	send_timeout(c->cfd);
+	why = peer_refused(c);
+	if (why) {
+		refuse(c, 403, why);
+		return;
+	}
 	if (read_head(c, &req, &outlen))
 		return;
 	snprintf(c->rep.host, sizeof(c->rep.host), "%s", req.host);
@@ -324,6 +396,10 @@ static void serve(struct conn *c)
 	}
 	if (!http_host_allowed(req.host, c->hl->hosts, c->hl->n)) {
 		refuse(c, 403, "host-not-allowed");
+		return;
+	}
+	if (!port_allowed(c->hl, req.port)) {
+		refuse(c, 403, "port-not-allowed");
 		return;
 	}
 	n = resolve(c, &req, ss, lens);
@@ -505,7 +581,7 @@ static int take_order(int ep)
 	return 0;
 }
 
-/* nobody, no capabilities, no new privileges; dies with the daemon (set after the uid change,
+/* Its own uid, no capabilities, no new privileges; dies with the daemon (set after the uid change,
  * which clears it). First, as many descriptors as allowed: two per connection, CONNS_MAX
  * connections, may pass the usual soft limit of 1024. */
 static int drop_privileges(pid_t daemon)
@@ -526,115 +602,78 @@ static int drop_privileges(pid_t daemon)
 
 /*
  * The system calls the worker needs (threads, epoll, sockets, the resolver reading /etc and
- * loading NSS modules); anything else fails with EPERM, and exec or tracing kills the worker.
+ * loading NSS modules, sock_diag for the peer's cgroup); any other kills the worker.
  */
 static int confine(void)
 {
 	static const int allow[] = {
-		SCMP_SYS(read),
-		SCMP_SYS(write),
-		SCMP_SYS(readv),
-		SCMP_SYS(writev),
-		SCMP_SYS(pread64),
-		SCMP_SYS(close),
-		SCMP_SYS(fstat),
-		SCMP_SYS(newfstatat),
-		SCMP_SYS(statx),
-		SCMP_SYS(lseek),
-		SCMP_SYS(openat),
-		SCMP_SYS(fcntl),
-		SCMP_SYS(mmap),
-		SCMP_SYS(munmap),
-		SCMP_SYS(mprotect),
-		SCMP_SYS(madvise),
-		SCMP_SYS(mremap),
-		SCMP_SYS(brk),
-		SCMP_SYS(futex),
-		SCMP_SYS(set_robust_list),
-		SCMP_SYS(rseq),
-		SCMP_SYS(clone),
-		SCMP_SYS(clone3),
-		SCMP_SYS(exit),
-		SCMP_SYS(exit_group),
-		SCMP_SYS(rt_sigprocmask),
-		SCMP_SYS(rt_sigreturn),
-		SCMP_SYS(sigaltstack),
-		SCMP_SYS(gettid),
-		SCMP_SYS(getpid),
-		SCMP_SYS(getppid),
-		SCMP_SYS(getuid),
-		SCMP_SYS(geteuid),
-		SCMP_SYS(getgid),
-		SCMP_SYS(getegid),
-		SCMP_SYS(uname),
-		SCMP_SYS(clock_gettime),
-		SCMP_SYS(clock_nanosleep),
-		SCMP_SYS(nanosleep),
-		SCMP_SYS(sched_yield),
-		SCMP_SYS(sched_getaffinity),
-		SCMP_SYS(getrandom),
-		SCMP_SYS(epoll_wait),
-		SCMP_SYS(epoll_pwait),
-		SCMP_SYS(epoll_ctl),
-		SCMP_SYS(epoll_create1),
-		SCMP_SYS(poll),
-		SCMP_SYS(ppoll),
-		SCMP_SYS(accept4),
-		SCMP_SYS(connect),
-		SCMP_SYS(sendto),
-		SCMP_SYS(recvfrom),
-		SCMP_SYS(sendmsg),
-		SCMP_SYS(recvmsg),
-		SCMP_SYS(sendmmsg),
-		SCMP_SYS(recvmmsg),
-		SCMP_SYS(shutdown),
-		SCMP_SYS(getsockopt),
-		SCMP_SYS(setsockopt),
-		SCMP_SYS(getsockname),
-		SCMP_SYS(getpeername),
-		SCMP_SYS(restart_syscall),
+		SCMP_SYS(read),		SCMP_SYS(write),	   SCMP_SYS(readv),
+		SCMP_SYS(writev),	SCMP_SYS(pread64),	   SCMP_SYS(close),
+		SCMP_SYS(fstat),	SCMP_SYS(newfstatat),	   SCMP_SYS(statx),
+		SCMP_SYS(lseek),	SCMP_SYS(openat),	   SCMP_SYS(fcntl),
+		SCMP_SYS(mmap),		SCMP_SYS(munmap),	   SCMP_SYS(mprotect),
+		SCMP_SYS(madvise),	SCMP_SYS(mremap),	   SCMP_SYS(brk),
+		SCMP_SYS(futex),	SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+		SCMP_SYS(clone),	SCMP_SYS(clone3),	   SCMP_SYS(exit),
+		SCMP_SYS(exit_group),	SCMP_SYS(rt_sigaction),	   SCMP_SYS(rt_sigprocmask),
+		SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),	   SCMP_SYS(gettid),
+		SCMP_SYS(getpid),	SCMP_SYS(getppid),	   SCMP_SYS(getuid),
+		SCMP_SYS(geteuid),	SCMP_SYS(getgid),	   SCMP_SYS(getegid),
+		SCMP_SYS(uname),	SCMP_SYS(clock_gettime),   SCMP_SYS(clock_nanosleep),
+		SCMP_SYS(nanosleep),	SCMP_SYS(sched_yield),	   SCMP_SYS(sched_getaffinity),
+		SCMP_SYS(getrandom),	SCMP_SYS(epoll_wait),	   SCMP_SYS(epoll_pwait),
+		SCMP_SYS(epoll_ctl),	SCMP_SYS(epoll_create1),   SCMP_SYS(poll),
+		SCMP_SYS(ppoll),	SCMP_SYS(accept4),	   SCMP_SYS(connect),
+		SCMP_SYS(sendto),	SCMP_SYS(recvfrom),	   SCMP_SYS(sendmsg),
+		SCMP_SYS(recvmsg),	SCMP_SYS(sendmmsg),	   SCMP_SYS(recvmmsg),
+		SCMP_SYS(shutdown),	SCMP_SYS(getsockopt),	   SCMP_SYS(setsockopt),
+		SCMP_SYS(getsockname),	SCMP_SYS(getpeername),	   SCMP_SYS(restart_syscall),
 		SCMP_SYS(tgkill),
 	};
-	static const int kill[] = {
-		SCMP_SYS(execve),
-		SCMP_SYS(execveat),
-		SCMP_SYS(ptrace),
-		SCMP_SYS(process_vm_readv),
-		SCMP_SYS(process_vm_writev),
-		SCMP_SYS(bpf),
-		SCMP_SYS(mount),
-		SCMP_SYS(setuid),
-		SCMP_SYS(setresuid),
-		SCMP_SYS(unshare),
-		SCMP_SYS(setns),
-	};
 	static const int families[] = { AF_INET, AF_INET6, AF_UNIX };
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int err = ctx ? 0 : -ENOMEM;
 	size_t i;
 
 	for (i = 0; !err && i < sizeof(allow) / sizeof(allow[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
-	for (i = 0; !err && i < sizeof(kill) / sizeof(kill[0]); i++)
-		err = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, kill[i], 0);
 	for (i = 0; !err && i < sizeof(families) / sizeof(families[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 				       SCMP_A0(SCMP_CMP_EQ, families[i]));
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+				       SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+				       SCMP_A2(SCMP_CMP_EQ, NETLINK_SOCK_DIAG));
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				       SCMP_A1(SCMP_CMP_EQ, FIONREAD));
 	if (!err)
 		err = seccomp_load(ctx);
 	seccomp_release(ctx);
 	return err;
 }
 
-void proxy_worker_main(int fd, int idle)
+/* agentd-worker proxy IDLE-MS, its channel as fd PROXY_FD: serves until agentd closes it. */
+int proxy_main(int argc, char **argv)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 }, evs[32];
+	unsigned long idle = 0;
+	char *end = NULL;
+	struct stat st;
 	int ep, n, i, err;
-
 	pid_t daemon = getppid();
 
-	ctl_fd = fd;
-	idle_ms = idle;
+	log_init("agentd-worker proxy", LOG_INFO);
+	if (argc != 3 || fstat(PROXY_FD, &st) || !S_ISSOCK(st.st_mode) ||
+	    !(idle = strtoul(argv[2], &end, 10)) || *end || idle > 86400000UL) {
+		fprintf(stderr,
+			"agentd-worker proxy: started by agentd only (its channel on fd %d)\n",
+			PROXY_FD);
+		return 2;
+	}
+	syscall(SYS_close_range, PROXY_FD + 1U, ~0U, 0U);
+	ctl_fd = PROXY_FD;
+	idle_ms = (int)idle;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
