@@ -116,7 +116,7 @@ $(OUT)/libagentd.a: $(LIB_OBJS)
 
 $(OUT)/agentd: $(wildcard userspace/agentd/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -lsystemd -o $@
+	$(Q)$(CC) $(CFLAGS) -DAGENTD_LIBEXECDIR='"$(LIBEXECDIR)/agentd"' $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -lsystemd -o $@
 
 $(OUT)/agentctl: $(wildcard userspace/agentctl/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
@@ -179,7 +179,7 @@ CYCLE_OBJS := $(patsubst userspace/%.c,$(OUT)/cycles/%.o,$(wildcard userspace/*/
 $(OUT)/cycles/%.o: userspace/%.c $(HDRS) $$(call skels_of,userspace/$$*.c)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -DAGENTD_LIBEXECDIR='"$(LIBEXECDIR)/agentd"' -c $< -o $@
 
 # Installs only what is missing; needs root for that (and only for that).
 .PHONY: deps
