@@ -275,9 +275,9 @@ install: $(PROGS)
 	$(Q)install -D -m 0644 userspace/agentd/agentd.service $(DESTDIR)$(UNITDIR)/agentd.service
 	$(Q)sed -i 's|/usr/sbin/agentd|$(SBINDIR)/agentd|' $(DESTDIR)$(UNITDIR)/agentd.service
 	$(Q)install -D -m 0644 userspace/agentd/agentd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/agentd.conf
-	$(Q)install -D -m 0644 docs/man/agentd.8 $(DESTDIR)$(MANDIR)/man8/agentd.8
-	$(Q)install -D -m 0644 docs/man/agentctl.8 $(DESTDIR)$(MANDIR)/man8/agentctl.8
-	$(Q)install -D -m 0644 docs/man/agent-tool.1 $(DESTDIR)$(MANDIR)/man1/agent-tool.1
+	$(Q)install -D -m 0644 docs/agentd.8 $(DESTDIR)$(MANDIR)/man8/agentd.8
+	$(Q)install -D -m 0644 docs/agentctl.1 $(DESTDIR)$(MANDIR)/man1/agentctl.1
+	$(Q)install -D -m 0644 docs/agent-tool.1 $(DESTDIR)$(MANDIR)/man1/agent-tool.1
 	$(Q)install -D -m 0644 userspace/agentctl/agentctl.bash $(DESTDIR)$(COMPLETIONDIR)/agentctl
 	$(Q)install -d $(DESTDIR)$(DOCDIR) && install -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
 	$(Q)for f in $(CONF_FILES); do \
@@ -294,7 +294,7 @@ uninstall:
 	$(Q)rm -f $(DESTDIR)$(SBINDIR)/agentd $(DESTDIR)$(BINDIR)/agentctl $(DESTDIR)$(BINDIR)/agent-tool
 	$(Q)rm -rf $(DESTDIR)$(LIBEXECDIR)/agentd $(DESTDIR)$(DOCDIR)
 	$(Q)rm -f $(DESTDIR)$(UNITDIR)/agentd.service $(DESTDIR)$(TMPFILESDIR)/agentd.conf
-	$(Q)rm -f $(DESTDIR)$(MANDIR)/man8/agentd.8 $(DESTDIR)$(MANDIR)/man8/agentctl.8
+	$(Q)rm -f $(DESTDIR)$(MANDIR)/man8/agentd.8 $(DESTDIR)$(MANDIR)/man1/agentctl.1
 	$(Q)rm -f $(DESTDIR)$(MANDIR)/man1/agent-tool.1 $(DESTDIR)$(COMPLETIONDIR)/agentctl
 	$(Q)for f in $(CONF_FILES); do \
 		dest=$(DESTDIR)$(CONFDIR)/$${f#policies/}; \

@@ -23,7 +23,7 @@ expected_files() {
 	for f in usr/sbin/agentd usr/bin/agentctl usr/bin/agent-tool \
 		usr/libexec/agentd/agentd-worker lib/systemd/system/agentd.service \
 		usr/lib/tmpfiles.d/agentd.conf usr/share/man/man8/agentd.8 \
-		usr/share/man/man8/agentctl.8 usr/share/man/man1/agent-tool.1 \
+		usr/share/man/man1/agentctl.1 usr/share/man/man1/agent-tool.1 \
 		usr/share/bash-completion/completions/agentctl usr/share/doc/agentd/README.md; do
 		echo "$f"
 	done
