@@ -578,3 +578,56 @@ TEST(caps_limit_keeps_exactly_the_granted)
 	EXPECT(out, "CapPrm", "0000000000000000");
 	EXPECT(out, "bind-low", "EACCES");
 }
+
+/* Waits until the cgroup at path holds no task; FAILs when one stays (bounded wait). */
+static void wait_cgroup_empty(const char *path)
+{
+	char events[PATH_MAX + 32], buf[256];
+	struct pollfd pfd = { .events = POLLPRI };
+	ssize_t n;
+
+	snprintf(events, sizeof(events), "%s/cgroup.events", path);
+	pfd.fd = open(events, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(pfd.fd);
+	for (;;) {
+		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
+		ASSERT(n > 0);
+		buf[n] = '\0';
+		if (strstr(buf, "populated 0"))
+			break;
+		if (poll(&pfd, 1, 30000) <= 0)
+			FAIL("a task stayed in %s after agentctl passed SIGTERM on", path);
+	}
+	close(pfd.fd);
+}
+
+/* A signal agentctl passes on reaches the agent's process group (the first process leads a
+ * session of its own, out of reach of the operator's terminal), its children too. */
+TEST(run_passes_signals_to_the_agents_group)
+{
+	const char *started[] = { "child", NULL };
+	char *argv[] = { "agentctl",
+			 "run",
+			 "rn",
+			 "--",
+			 "/usr/bin/python3",
+			 "-c",
+			 "import os, time\n"
+			 "pid = os.fork()\n"
+			 "if pid == 0: time.sleep(1000); os._exit(0)\n"
+			 "print('child', pid, flush=True)\n"
+			 "os.waitpid(pid, 0)\n",
+			 NULL };
+	char path[PATH_MAX];
+	struct env *e = setup();
+	struct proc *p = proc_start(argv);
+	int status;
+
+	if (!proc_wait_line(p, TEST_READY_MS, started))
+		FAIL("the agent did not start: %s", p->buf);
+	status = proc_stop(p, SIGTERM);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+	path_in(path, sizeof(path), e->cgroup, "rn");
+	wait_cgroup_empty(path);
+}

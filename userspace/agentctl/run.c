@@ -75,10 +75,17 @@ struct sandbox {
 static volatile sig_atomic_t child_pid;
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
+/* To the agent's process group: its first process leads a session of its own, so ^C at the
+ * operator's terminal (which reaches agentctl alone) reaches the agent's children too, as it
+ * would in the operator's. A session leader cannot leave its group; before setsid() the group
+ * is not there yet, and the process alone gets it. */
 static void forward(int sig)
 {
-	if (child_pid > 0)
+	int saved = errno;
+
+	if (child_pid > 0 && kill(-child_pid, sig))
 		kill(child_pid, sig);
+	errno = saved;
 }
 
 static int usage(void)
@@ -501,8 +508,12 @@ static int open_tty(const char *name, struct pty *t)
 {
 	int err = pty_open(t);
 
+	/* Never the operator's terminal instead (docs/LAYERS.md): refused, with the way round. */
 	if (err)
-		log_err("run: agent %s: its pseudo-terminal: %s\n", name, strerror(-err));
+		log_err("run: agent %s: a pseudo-terminal for it: %s (is devpts mounted on "
+			"/dev/pts?); the agent never gets the operator's terminal: redirect "
+			"descriptors 0-2 away from the terminal to run it without one\n",
+			name, strerror(-err));
 	return err ? EXIT_FAIL : 0;
 }
 
