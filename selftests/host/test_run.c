@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,14 +124,18 @@ static void read_all(int fd, char *out, size_t outsz)
 		FAIL("more than %zu bytes of output: %s", outsz - 1, out);
 }
 
-/* agentctl run rn -- python3 -c script, standard input /dev/null, output and errors into out;
- * returns its exit status. */
-static int run_probe(const char *script, char *out, size_t outsz)
+/* agentctl run rn [--user user] -- python3 -c script, standard input /dev/null, output and
+ * errors into out; returns its exit status. */
+static int run_probe_as(const char *user, const char *script, char *out, size_t outsz)
 {
-	char bin[PATH_MAX], *argv[] = { "agentctl",	    "run", "rn",	   "--",
-					"/usr/bin/python3", "-c",  (char *)script, NULL };
+	char bin[PATH_MAX],
+		*argv[] = { "agentctl",		"run", "rn",	       "--user", (char *)user, "--",
+			    "/usr/bin/python3", "-c",  (char *)script, NULL };
 	int pipefd[2], status, fd;
 	pid_t pid;
+
+	if (!user) /* no --user */
+		memmove(&argv[3], &argv[5], 5 * sizeof(argv[0]));
 
 	agentctl_path(bin, sizeof(bin));
 	ASSERT_OK(pipe(pipefd));
@@ -148,6 +153,11 @@ static int run_probe(const char *script, char *out, size_t outsz)
 	read_all(pipefd[0], out, outsz);
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_probe(const char *script, char *out, size_t outsz)
+{
+	return run_probe_as(NULL, script, out, outsz);
 }
 
 /* The value the probe printed on its line "key value" (FAILs when there is none). */
@@ -269,6 +279,11 @@ TEST(run_environment_is_minimal)
 	ASSERT(has_env(out, "HOME", "/root"));
 	ASSERT(has_env(out, "USER", "root"));
 	ASSERT(has_env(out, "LANG", "C.UTF-8"));
+	/* HOME and USER are those of the user the agent runs as. */
+	ASSERT_EQ(run_probe_as("nobody", env_probe, out, sizeof(out)), 0);
+	ASSERT(has_env(out, "USER", "nobody"));
+	ASSERT(has_env(out, "HOME", getpwnam("nobody")->pw_dir));
+	ASSERT(!strstr(out, "ghp_notarealtokenbutsecret"));
 }
 
 static const char session_probe[] =
