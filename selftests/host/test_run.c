@@ -328,7 +328,8 @@ static void kill_agentctl(void *arg)
 	close(t->pidfd);
 }
 
-static void term_start(struct term *t, const char *script)
+/* With stdin_null, standard input is /dev/null and only 1 and 2 are the terminal. */
+static void term_start_in(struct term *t, const char *script, bool stdin_null)
 {
 	char bin[PATH_MAX], *argv[] = { "agentctl",	    "run", "rn",	   "--",
 					"/usr/bin/python3", "-c",  (char *)script, NULL };
@@ -347,7 +348,9 @@ static void term_start(struct term *t, const char *script)
 	t->pid = fork();
 	ASSERT_OK(t->pid);
 	if (t->pid == 0) {
-		if (setsid() < 0 || ioctl(t->slave, TIOCSCTTY, 0) || dup2(t->slave, 0) < 0 ||
+		int in = stdin_null ? open("/dev/null", O_RDONLY) : t->slave;
+
+		if (setsid() < 0 || ioctl(t->slave, TIOCSCTTY, 0) || in < 0 || dup2(in, 0) < 0 ||
 		    dup2(t->slave, 1) < 0 || dup2(t->slave, 2) < 0)
 			_exit(99);
 		execv(bin, argv);
@@ -356,6 +359,11 @@ static void term_start(struct term *t, const char *script)
 	t->pidfd = syscall(SYS_pidfd_open, t->pid, 0);
 	test_defer(kill_agentctl, t);
 	ASSERT_OK(t->pidfd);
+}
+
+static void term_start(struct term *t, const char *script)
+{
+	term_start_in(t, script, false);
 }
 
 /* Reads what the operator sees until it holds needle; FAILs when agentctl ended without it
@@ -645,4 +653,30 @@ TEST(run_passes_signals_to_the_agents_group)
 	ASSERT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
 	path_in(path, sizeof(path), e->cgroup, "rn");
 	wait_cgroup_empty(path);
+}
+
+static const char out_tty_probe[] = "import os\n"
+				    "print('stdin-tty', os.isatty(0))\n"
+				    "print('out', os.ttyname(1))\n"
+				    "print('err', os.ttyname(2))\n"
+				    "print('end', flush=True)\n";
+
+/* Only the output is a terminal: the agent still never holds the operator's (through it, it
+ * could read what the operator types and change the terminal's modes). */
+TEST(run_gives_no_terminal_of_the_operators_on_output)
+{
+	char name[80];
+	struct term t;
+
+	setup();
+	term_start_in(&t, out_tty_probe, true);
+	term_wait(&t, "end");
+	ASSERT_EQ(term_end(&t), 0);
+	EXPECT(t.buf, "stdin-tty", "False");
+	snprintf(name, sizeof(name), "out %s\r", t.name);
+	if (strstr(t.buf, name))
+		FAIL("the agent's output is the operator's terminal %s: %s", t.name, t.buf);
+	snprintf(name, sizeof(name), "err %s\r", t.name);
+	if (strstr(t.buf, name))
+		FAIL("the agent's errors go to the operator's terminal %s: %s", t.name, t.buf);
 }
