@@ -4,6 +4,7 @@
 import ctypes
 import errno
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -85,6 +86,15 @@ def traceme_then_signal():
         raise OSError(errno.EIO, "the signal was not delivered")
 
 
+def inotify_watch(path):
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    syscall_result(fd)
+    try:
+        syscall_result(libc.inotify_add_watch(fd, path.encode(), 0xFFF))  # IN_ALL_EVENTS
+    finally:
+        os.close(fd)
+
+
 OPS = {
     "read": read,
     "write": write,
@@ -101,6 +111,9 @@ OPS = {
     "traceme": traceme_then_signal,
     "netlink": netlink_socket,
     "unix": unix_connect,
+    "inotify": inotify_watch,
+    # Lowers the core size limit of the task: harmless, and refused only by pid.
+    "prlimit": lambda pid: resource.prlimit(int(pid), resource.RLIMIT_CORE, (0, 0)),
 }
 
 # Each try is NAME:OP:ARG:ARG...

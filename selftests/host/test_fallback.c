@@ -249,13 +249,15 @@ TEST(fallback_gap_matches_the_kernel)
 		"D/ws/secret",		 "files: other names",
 		"files: setattr",	 "exec: executable mappings",
 		"exec.allow_memfd",	 "self: module autoload",
-		"self: ptrace_traceme",	 "agentctl attach",
+		"self: ptrace_traceme",	 "self: inotify",
+		"self: tasks by pid",	 "agentctl attach",
 		"network.sockets: unix", NULL
 	};
 	struct env *e = setup();
 	struct policy_errors errs = { 0 };
-	char t[7][PATH_MAX + 64], out[8192], want[PATH_MAX];
-	const char *tries[8];
+	char t[9][PATH_MAX + 64], out[8192], want[PATH_MAX];
+	const char *tries[10];
+	pid_t outsider = start_outsider();
 	struct policy *p = NULL;
 	struct layers l;
 	struct gap g;
@@ -286,9 +288,11 @@ TEST(fallback_gap_matches_the_kernel)
 	snprintf(t[4], sizeof(t[4]), "other-name:write:%s/alias", e->ws);
 	snprintf(t[5], sizeof(t[5]), "traceme:traceme");
 	snprintf(t[6], sizeof(t[6]), "host-unix:unix:%s", e->control); /* agentd's own socket */
-	for (k = 0; k < 7; k++)
+	snprintf(t[7], sizeof(t[7]), "inotify:inotify:%s", e->dir); /* no rule grants D */
+	snprintf(t[8], sizeof(t[8]), "prlimit-outside:prlimit:%d", (int)outsider);
+	for (k = 0; k < 9; k++)
 		tries[k] = t[k];
-	tries[7] = NULL;
+	tries[9] = NULL;
 	probe(e, out, sizeof(out), tries);
 	EXPECT(out, "deny-inside-allow", "ok");
 	EXPECT(out, "setattr", "ok");
@@ -297,6 +301,8 @@ TEST(fallback_gap_matches_the_kernel)
 	EXPECT(out, "other-name", "ok"); /* D/readonly's own rule grants read only */
 	EXPECT(out, "traceme", "ok");
 	EXPECT(out, "host-unix", "ok");
+	EXPECT(out, "inotify", "ok");
+	EXPECT(out, "prlimit-outside", "ok");
 }
 
 /* The same gap through the CLI: policy check --layers names it, run --require full refuses. */
@@ -310,7 +316,7 @@ TEST(fallback_require_full_refuses_here)
 		  0);
 	snprintf(want, sizeof(want), "  %s/ws/secret: deny inside the allowed tree %s/ws", e->dir,
 		 e->dir);
-	if (!strstr(out, "9 rules NOT ENFORCED by cgroup-BPF, Landlock ABI") || !strstr(out, want))
+	if (!strstr(out, "11 rules NOT ENFORCED by cgroup-BPF, Landlock ABI") || !strstr(out, want))
 		FAIL("policy check --layers: %s", out);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
 		  0);

@@ -740,7 +740,7 @@ static void kill_agentd(struct px *e)
 TEST(proxy_port_survives_a_restart)
 {
 	struct px *e = setup();
-	char out[4096], url[64];
+	char out[16384], url[64]; /* status --json holds each agent's gap, several KiB */
 
 	kill_agentd(e);
 	start_agentd(e);

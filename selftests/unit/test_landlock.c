@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -125,8 +129,9 @@ TEST(landlock_compile_and_open)
 	test_defer(free_plan, pl);
 }
 
-/* Runs fn in a child that has applied both layers for p; returns its exit status. */
-static int sandboxed(const struct policy *p, int (*fn)(void))
+/* Runs fn in a child that has applied both layers for p, ICMP sockets granted when icmp (the
+ * policy's "icmp" socket kind); returns its exit status. */
+static int sandboxed_icmp(const struct policy *p, bool icmp, int (*fn)(void))
 {
 	struct landlock_plan *pl = NULL;
 	struct sandbox_seccomp sc;
@@ -136,6 +141,7 @@ static int sandboxed(const struct policy *p, int (*fn)(void))
 
 	ASSERT_EQ(landlock_compile(p, probe_landlock_abi(), &pl), 0);
 	sandbox_seccomp_from_policy(p, &sc);
+	sc.icmp |= icmp;
 	pid = fork();
 	ASSERT_OK(pid);
 	if (pid == 0) {
@@ -154,6 +160,11 @@ static int sandboxed(const struct policy *p, int (*fn)(void))
 	ASSERT_OK(waitpid(pid, &status, 0));
 	ASSERT(WIFEXITED(status));
 	return WEXITSTATUS(status);
+}
+
+static int sandboxed(const struct policy *p, int (*fn)(void))
+{
+	return sandboxed_icmp(p, false, fn);
 }
 
 static int open_errno(const char *rel, int flags)
@@ -269,6 +280,95 @@ TEST(seccomp_applied_answers_eperm)
 	if (probe_landlock_abi() < 1)
 		SKIP("no Landlock on this kernel");
 	ASSERT_EQ(sandboxed(p, seccomp_child), 0);
+}
+
+/* Errno of one call, 0 when it succeeded. */
+static int call_errno(long ret)
+{
+	return ret < 0 ? errno : 0;
+}
+
+/* The same for socket(), whose descriptor is closed. */
+static int sock_errno(int fd)
+{
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* What root without capabilities still reaches by uid: each call is made so that the kernel,
+ * had the filter let it through, answers something other than EPERM and changes nothing. */
+static int uid_wide_child(void)
+{
+	char c = 'x';
+
+	/* On descriptor -1 the kernel says EBADF; the filter decides first. */
+	if (call_errno(ioctl(-1, TIOCSTI, &c)) != EPERM)
+		return 1;
+	if (call_errno(syscall(SYS_ioctl, -1, (1UL << 32) | TIOCSTI, &c)) != EPERM)
+		return 2;
+	if (call_errno(ioctl(-1, TIOCLINUX, &c)) != EPERM)
+		return 3;
+	if (call_errno(ioctl(-1, TIOCCONS)) != EPERM)
+		return 4;
+	if (call_errno(ioctl(-1, TIOCGWINSZ, &c)) != EBADF)
+		return 5;
+	/* Signal 0 sends nothing; the kernel would find tasks of this uid to check. */
+	if (call_errno(kill(-1, 0)) != EPERM)
+		return 6;
+	if (call_errno(kill(getpid(), 0)) != 0)
+		return 7;
+	/* A uid with no task: the kernel would say ESRCH. */
+	if (call_errno(setpriority(PRIO_USER, 0x7ffffff0, 0)) != EPERM)
+		return 8;
+	if (call_errno(syscall(SYS_ioprio_set, 3, 0x7ffffff0, 0)) != EPERM)
+		return 9;
+	if (call_errno(setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0))) != 0)
+		return 10;
+	/* Invalid flags: the kernel would say EINVAL. */
+	if (call_errno(syscall(SYS_fanotify_init, ~0U, 0)) != EPERM)
+		return 11;
+	if (sock_errno(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP)) != EPERM)
+		return 12;
+	if (sock_errno(socket(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6)) != EPERM)
+		return 13;
+	if (sock_errno(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) != 0)
+		return 14;
+	return 0;
+}
+
+TEST(seccomp_denies_what_root_reaches_by_uid)
+{
+	struct policy *p;
+
+	p = load("{\"name\": \"t\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\"]}],"
+		 " \"network\": {\"sockets\": [\"inet\", \"inet6\"]}}");
+	test_defer(free_policy, p);
+	if (probe_landlock_abi() < 1)
+		SKIP("no Landlock on this kernel");
+	ASSERT_EQ(sandboxed(p, uid_wide_child), 0);
+}
+
+static int icmp_granted_child(void)
+{
+	/* The kernel decides: EACCES outside net.ipv4.ping_group_range, or a socket. */
+	if (sock_errno(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP)) == EPERM)
+		return 1;
+	if (sock_errno(socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMPV6)) == EPERM)
+		return 2;
+	return 0;
+}
+
+TEST(seccomp_icmp_when_granted)
+{
+	struct policy *p;
+
+	p = load("{\"name\": \"t\", \"network\": {\"sockets\": [\"inet\", \"inet6\"]}}");
+	test_defer(free_policy, p);
+	if (probe_landlock_abi() < 1)
+		SKIP("no Landlock on this kernel");
+	ASSERT_EQ(sandboxed_icmp(p, true, icmp_granted_child), 0);
 }
 
 static int io_uring_child(void)

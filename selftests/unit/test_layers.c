@@ -86,8 +86,8 @@ TEST(gap_landlock_seccomp_cgroup)
 	ASSERT_STREQ(
 		rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
 		"D/ws/secret|D/ws/ro|files: other names|files: setattr|exec: executable mappings|"
-		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|agentctl attach|"
-		"network.sockets: unix");
+		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|self: inotify|"
+		"self: tasks by pid|agentctl attach|network.sockets: unix");
 }
 
 TEST(gap_why_names_the_enclosing_rule_and_the_rights)
@@ -124,13 +124,13 @@ TEST(gap_old_abi_without_seccomp)
 	ASSERT_STREQ(rules(p, "cgroup,landlock:1", 0, buf, sizeof(buf)),
 		     "D/ws/secret|D/ws/ro|files: other names|files: setattr|files: truncate|"
 		     "exec: executable mappings|exec.allow_memfd|self: module autoload|"
-		     "self: syscalls|self: ptrace_traceme|self: signals|agentctl attach|"
-		     "network.sockets|network.sockets: unix");
+		     "self: syscalls|self: ptrace_traceme|self: inotify|self: tasks by pid|"
+		     "self: signals|agentctl attach|network.sockets|network.sockets: unix");
 	ASSERT_STREQ(
 		rules(p, "cgroup,landlock:5,seccomp", 0, buf, sizeof(buf)),
 		"D/ws/secret|D/ws/ro|files: other names|files: setattr|exec: executable mappings|"
-		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|self: "
-		"signals|agentctl attach|network.sockets: unix");
+		"exec.allow_memfd|self: module autoload|self: ptrace_traceme|self: inotify|"
+		"self: tasks by pid|self: signals|agentctl attach|network.sockets: unix");
 }
 
 TEST(gap_with_bpf_lsm_is_empty_unless_a_layer_is_missing)
@@ -143,7 +143,8 @@ TEST(gap_with_bpf_lsm_is_empty_unless_a_layer_is_missing)
 	ASSERT_STREQ(rules(p, "bpf-lsm", 0, buf, sizeof(buf)), "network");
 	ASSERT_STREQ(rules(p, "cgroup", 0, buf, sizeof(buf)),
 		     "files|exec.allow|self: module autoload|self: syscalls|self: ptrace|"
-		     "self: ptrace_traceme|self: signals|network.sockets|network.sockets: unix");
+		     "self: ptrace_traceme|self: tasks by pid|self: signals|network.sockets|"
+		     "network.sockets: unix");
 }
 
 /* A narrower exec rule inside a writable tree (both its own item and exec-from-writable),
@@ -164,8 +165,8 @@ TEST(gap_exec_writable_link_io_uring_cgroup)
 	ASSERT_STREQ(rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
 		     "D/bin/tool|files: other names|files: setattr|D|D/bin/tool|"
 		     "exec: executable mappings|"
-		     "self: module autoload|self: ptrace_traceme|agentctl "
-		     "attach|io_uring|audit.log_allows");
+		     "self: module autoload|self: ptrace_traceme|self: inotify|"
+		     "self: tasks by pid|agentctl attach|io_uring|audit.log_allows");
 	/* The same tree as the cgroup mount: writes to cgroup files are lost. */
 	ASSERT_EQ(layers_parse("landlock,seccomp,cgroup", 7, &l), 0);
 	snprintf(l.cgroup_root, sizeof(l.cgroup_root), "%s/ws", dir);
@@ -203,4 +204,22 @@ TEST(layers_parse_and_enforcers)
 	ASSERT_EQ(layers_parse("landlock:x", 0, &l), -EINVAL);
 	ASSERT_EQ(layers_parse("apparmor", 0, &l), -EINVAL);
 	ASSERT_EQ(layers_parse("", 0, &l), -EINVAL);
+}
+
+/* agentctl run builds the capability limit and the environment from the policy too: a change
+ * to either is a different digest (run refuses a policy changed since agentd loaded it). */
+TEST(digest_covers_capabilities_and_env)
+{
+	char a[LAYERS_DIGEST_HEX], b[LAYERS_DIGEST_HEX], c[LAYERS_DIGEST_HEX];
+	struct policy *p = load("{\"name\": \"t\", \"env\": [\"LC_ALL\"]}");
+	struct policy *q = load("{\"name\": \"t\", \"env\": [\"LC_ALL\", \"GOPATH\"]}");
+
+	test_defer(free_policy, p);
+	test_defer(free_policy, q);
+	ASSERT_EQ(layers_policy_digest(p, a), 0);
+	ASSERT_EQ(layers_policy_digest(q, b), 0);
+	ASSERT(strcmp(a, b));
+	p->capabilities = 1ULL << 10;
+	ASSERT_EQ(layers_policy_digest(p, c), 0);
+	ASSERT(strcmp(a, c));
 }

@@ -134,7 +134,7 @@ TEST(policy_unknown_fields_refused_everywhere)
 	setup();
 	refused("{\"name\": \"x\", \"nmae\": 1}",
 		"p.json:1:23: /nmae: unknown field; expected one of name, extends, mode, vars, "
-		"files, exec, network, tools, limits, audit, io_uring");
+		"files, exec, network, tools, limits, audit, io_uring, env");
 	refused("{\"name\": \"x\",\n \"files\": [{\"path\": \"/tmp\", \"rights\": [], \"x~/\": "
 		"0}]}",
 		"p.json:2:50: /files/0/x~0~1: unknown field");
@@ -317,6 +317,41 @@ TEST(policy_bad_sockets)
 	refused("{\"name\": \"x\", \"network\": {\"sockets\": [\"inet\", \"bluetooth\"]}}",
 		"p.json:1:47: /network/sockets/1: expected one of inet, inet6, unix, netlink, "
 		"packet, raw; found \"bluetooth\"");
+}
+
+TEST(policy_bad_env_names_refused_with_place)
+{
+	setup();
+	refused("{\"name\": \"x\",\n \"env\": [\"GOOD\", \"1BAD\"]}",
+		"p.json:2:18: /env/1: expected a variable name matching [A-Za-z_][A-Za-z0-9_]* (at "
+		"most 128 characters); found \"1BAD\"");
+	refused("{\"name\": \"x\", \"env\": [\"A=B\"]}",
+		"p.json:1:23: /env/0: expected a variable name");
+	refused("{\"name\": \"x\", \"env\": [\"\"]}",
+		"p.json:1:23: /env/0: expected a variable name");
+	refused("{\"name\": \"x\", \"env\": [\"A B\"]}", "/env/0: expected a variable name");
+	refused("{\"name\": \"x\", \"env\": [3]}",
+		"p.json:1:23: /env/0: expected a variable name; found 3");
+	refused("{\"name\": \"x\", \"env\": \"HOME\"}",
+		"p.json:1:22: /env: expected an array of variable names; found \"HOME\"");
+	refused("{\"name\": \"x\", \"env\": [\"https_proxy\"]}",
+		"p.json:1:23: /env/0: expected a variable agentctl run does not set itself");
+}
+
+TEST(policy_env_merges_through_extends)
+{
+	struct policy *p;
+
+	setup();
+	put("base.json", "{\"name\": \"base\", \"env\": [\"GOPATH\", \"LC_ALL\"]}");
+	put("p.json", "{\"name\": \"x\", \"extends\": [\"base.json\"],"
+		      " \"env\": [\"LC_ALL\", \"_X9\"]}");
+	p = accepted("p.json", NULL);
+	ASSERT_EQ(p->n_env, 3);
+	ASSERT_STREQ(p->env[0], "GOPATH");
+	ASSERT_STREQ(p->env[1], "LC_ALL");
+	ASSERT_STREQ(p->env[2], "_X9");
+	policy_free(p);
 }
 
 TEST(policy_missing_and_optional_paths)

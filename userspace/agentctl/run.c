@@ -3,12 +3,16 @@
  * agentctl run NAME [--user USER] [--cwd DIR] [--require full] -- CMD [ARGS...]: CMD inside the
  * agent's cgroup from its first instruction (clone3 with CLONE_INTO_CGROUP), never a moment
  * outside it, under the layers this host has for the agent's policy (docs/LAYERS.md): the seccomp
- * filter always, and Landlock where BPF LSM is not available. What the layers cannot enforce is
- * said in one line before the command starts; --require full refuses to start it then.
+ * filter and the capability limit always, and Landlock where BPF LSM is not available. What the
+ * layers cannot enforce is said in one line before the command starts; --require full refuses to
+ * start it then.
  *
- * The agent inherits standard input, output and error and no other descriptor: a cgroup file
- * opened for writing before the task became an agent would let it leave its cgroup (the kernel
- * checks cgroup writes at open, not at write), so one on 0-2 refuses the run.
+ * The agent starts in a session of its own, in IPC and UTS namespaces of its own, with the
+ * policy's capabilities only and a minimal environment (agent_env()). It inherits standard
+ * input, output and error and no other descriptor, except that a terminal among them is replaced
+ * by a pseudo-terminal agentctl relays (pty.c): the operator's terminal never reaches the agent.
+ * A cgroup file opened for writing before the task became an agent would let it leave its cgroup
+ * (the kernel checks cgroup writes at open, not at write), so one on 0-2 refuses the run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +25,10 @@
 #include <string.h>
 #include <linux/close_range.h>
 #include <linux/magic.h>
+#include <linux/sched.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,10 +40,17 @@
 #include "log.h"
 #include "policy.h"
 #include "probe.h"
+#include "pty.h"
+#include "sandbox_caps.h"
 #include "sandbox_seccomp.h"
 
 /* --require full refused to start the command: the policy is not fully enforced here. */
 #define EXIT_NOT_FULL 125
+
+/* The agent's PATH, whatever the operator's (a policy naming PATH in "env" passes that on). */
+#define AGENT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+extern char **environ;
 
 struct run_opts {
 	const char *name, *user, *cwd;
@@ -52,15 +65,27 @@ struct sandbox {
 	struct landlock_plan *plan;
 	int ruleset_fd; /* -1 without Landlock */
 	struct sandbox_seccomp seccomp;
+	__u64 caps; /* the policy's capabilities, the only ones the agent keeps */
+	char **env; /* the agent's whole environment, NULL-terminated */
+	size_t n_env;
+	struct pty tty;
+	sigset_t sigmask; /* the operator's, given back to the child */
 };
 
 static volatile sig_atomic_t child_pid;
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
+/* To the agent's process group: its first process leads a session of its own, so ^C at the
+ * operator's terminal (which reaches agentctl alone) reaches the agent's children too, as it
+ * would in the operator's. A session leader cannot leave its group; before setsid() the group
+ * is not there yet, and the process alone gets it. */
 static void forward(int sig)
 {
-	if (child_pid > 0)
+	int saved = errno;
+
+	if (child_pid > 0 && kill(-child_pid, sig))
 		kill(child_pid, sig);
+	errno = saved;
 }
 
 static int usage(void)
@@ -101,33 +126,50 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-/* In the child: who it runs as, where, its layers, then the command. Never returns. */
-static void child(const struct run_opts *o, const struct passwd *pw, const struct sandbox *sb)
+/* In the child: its own session, with the agent's terminal as its controlling one. */
+static int enter_session(const struct sandbox *sb)
 {
-	const char *step = NULL;
 	size_t i;
-	int err;
 
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		signal(forwarded[i], SIG_DFL);
+	sigprocmask(SIG_SETMASK, &sb->sigmask, NULL);
+	if (setsid() < 0)
+		return -errno;
 	/* Every inherited descriptor above 2 closes at exec (Landlock's ruleset is used before). */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC)) {
-		fprintf(stderr, "agentctl: run: close_range: %s\n", strerror(errno));
-		_exit(126);
-	}
-	if (pw &&
-	    (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) || setuid(pw->pw_uid))) {
-		fprintf(stderr, "agentctl: run: becoming %s: %s\n", pw->pw_name, strerror(errno));
-		_exit(126);
-	}
-	if (o->cwd && chdir(o->cwd)) {
-		fprintf(stderr, "agentctl: run: chdir %s: %s\n", o->cwd, strerror(errno));
-		_exit(126);
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC))
+		return -errno;
+	return pty_child(&sb->tty);
+}
+
+/* In the child: the user it runs as, between the two steps of the capability limit. */
+static int become(const struct passwd *pw, const struct sandbox *sb)
+{
+	int err = sandbox_caps_begin(sb->caps);
+
+	if (!err && pw &&
+	    (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) || setuid(pw->pw_uid)))
+		err = -errno;
+	return err ?: sandbox_caps_finish(sb->caps);
+}
+
+/* In the child: who it runs as, where, its layers, then the command. Never returns. */
+static void child(const struct run_opts *o, const struct passwd *pw, const struct sandbox *sb)
+{
+	const char *step = "session";
+	int err = enter_session(sb);
+
+	if (!err && (err = become(pw, sb)))
+		step = pw ? pw->pw_name : "capabilities";
+	if (!err && o->cwd && chdir(o->cwd)) {
+		err = -errno;
+		step = o->cwd;
 	}
 	/* no_new_privs first: Landlock and seccomp need it, and setuid binaries lose their power. */
-	err = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : 0;
-	if (err)
+	if (!err && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		err = -errno;
 		step = "no_new_privs";
+	}
 	if (!err && sb->ruleset_fd >= 0 && (err = landlock_restrict(sb->ruleset_fd)))
 		step = "Landlock";
 	if (!err && (sb->layers.set & LAYER_SECCOMP) && (err = sandbox_seccomp_load(&sb->seccomp)))
@@ -136,6 +178,8 @@ static void child(const struct run_opts *o, const struct passwd *pw, const struc
 		fprintf(stderr, "agentctl: run: %s: %s\n", step, strerror(-err));
 		_exit(126);
 	}
+	/* The agent's environment, its PATH for the search too. */
+	environ = sb->env;
 	execvp(o->cmd[0], o->cmd);
 	fprintf(stderr, "agentctl: run: %s: %s\n", o->cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -166,26 +210,59 @@ static int check_stdio(const char *name)
 	return 0;
 }
 
-/* Waits for the child, forwarding signals; its status as a shell reports it. */
-static int wait_child(pid_t pid)
+/* Whether the child ended (with options WNOHANG it may not have): *code is then its status as
+ * a shell reports it. */
+static bool reap(pid_t pid, int options, int *code)
 {
 	int status;
+	pid_t r;
 
 	for (;;) {
-		if (waitpid(pid, &status, 0) < 0) {
-			if (errno == EINTR)
-				continue;
-			return EXIT_FAIL;
+		r = waitpid(pid, &status, options);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			*code = EXIT_FAIL;
+			return true;
 		}
+		if (r == 0)
+			return false;
 		/* Without WUNTRACED only a ptrace stop is reported: the child made agentctl its
 		 * tracer (PTRACE_TRACEME), which it never meant to be: pass the signal on. */
 		if (!WIFSTOPPED(status))
 			break;
 		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status));
 	}
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	*code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	return true;
+}
+
+struct reaped {
+	pid_t pid;
+	int code;
+};
+
+static bool exited(void *arg)
+{
+	struct reaped *r = arg;
+
+	return reap(r->pid, WNOHANG, &r->code);
+}
+
+/* Waits for the child, relaying its terminal when it has one, forwarding signals. */
+static int wait_child(struct sandbox *sb, pid_t pid)
+{
+	struct reaped r = { .pid = pid };
+	int err;
+
+	if (sb->tty.master >= 0) {
+		err = pty_relay(&sb->tty, exited, &r);
+		if (!err)
+			return r.code;
+		log_err("run: relaying the agent's terminal: %s\n", strerror(-err));
+	}
+	reap(pid, 0, &r.code);
+	return r.code;
 }
 
 /* The daemon's view of the agent ("agent" of the agent-info reply, a new reference). */
@@ -313,6 +390,7 @@ static int prepare(const struct run_opts *o, const json_t *agent, struct sandbox
 	if (status)
 		return status;
 	sandbox_seccomp_from_policy(sb->policy, &sb->seccomp);
+	sb->caps = sb->policy->capabilities;
 	if (!layers_use_landlock(&sb->layers))
 		return 0;
 	err = landlock_compile(sb->policy, sb->layers.landlock_abi, &sb->plan);
@@ -332,24 +410,55 @@ static int prepare(const struct run_opts *o, const json_t *agent, struct sandbox
 
 static void sandbox_free(struct sandbox *sb)
 {
+	size_t i;
+
 	if (sb->ruleset_fd >= 0)
 		close(sb->ruleset_fd);
 	landlock_plan_free(sb->plan);
 	policy_free(sb->policy);
+	for (i = 0; i < sb->n_env; i++)
+		free(sb->env[i]);
+	free(sb->env);
+	pty_close(&sb->tty);
+	*sb = (struct sandbox){ .ruleset_fd = -1, .tty = { .master = -1, .slave = -1 } };
 }
 
-/* One variable, set to value, or removed when there is none (never the operator's own). */
-static int put_env(const char *name, const char *value)
+/* NAME=value into the agent's environment, replacing an earlier NAME; nothing when value is
+ * NULL. Returns 0 or -ENOMEM. */
+static int env_put(struct sandbox *sb, const char *name, const char *value)
 {
-	return value ? setenv(name, value, 1) : unsetenv(name);
+	size_t len = strlen(name), i;
+	char *s, **v;
+
+	if (!value)
+		return 0;
+	if (asprintf(&s, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	for (i = 0; i < sb->n_env; i++)
+		if (!strncmp(sb->env[i], name, len) && sb->env[i][len] == '=') {
+			free(sb->env[i]);
+			sb->env[i] = s;
+			return 0;
+		}
+	v = realloc(sb->env, (sb->n_env + 2) * sizeof(*v));
+	if (!v) {
+		free(s);
+		return -ENOMEM;
+	}
+	sb->env = v;
+	v[sb->n_env++] = s;
+	v[sb->n_env] = NULL;
+	return 0;
 }
 
 /*
- * The agent's doors, from the daemon: its egress proxy (the only way out by host name: the
- * kernel denies every other destination) and its tool broker's socket. Set in agentctl's own
- * environment, which the child inherits.
+ * The agent's environment, none of the operator's but what is named (docs/POLICY.md, "env"):
+ * PATH (AGENT_PATH), HOME and USER of the user it runs as, the operator's LANG and TERM; then the
+ * operator's value of each name in the policy's "env"; then its doors, from the daemon, which
+ * nothing overrides: its egress proxy (the only way out by host name: the kernel denies every
+ * other destination) and its tool broker's socket.
  */
-static int agent_env(const json_t *agent)
+static int agent_env(const json_t *agent, const struct passwd *pw, struct sandbox *sb)
 {
 	static const char *const proxy_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
 						  "https_proxy" };
@@ -357,22 +466,61 @@ static int agent_env(const json_t *agent)
 	const char *tools =
 		json_string_value(json_object_get(json_object_get(agent, "broker"), "socket"));
 	const char *local = proxy ? "localhost,127.0.0.1,::1" : NULL;
+	const struct policy *p = sb->policy;
 	size_t i;
-	int err = 0;
+	int err;
 
+	if (!pw)
+		pw = getpwuid(getuid());
+	err = env_put(sb, "PATH", AGENT_PATH) ?: env_put(sb, "HOME", pw ? pw->pw_dir : "/");
+	err = err ?: env_put(sb, "USER", pw ? pw->pw_name : NULL);
+	err = err ?: env_put(sb, "LANG", getenv("LANG")) ?: env_put(sb, "TERM", getenv("TERM"));
+	for (i = 0; !err && i < p->n_env; i++)
+		err = env_put(sb, p->env[i], getenv(p->env[i]));
 	for (i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++)
-		err = err ?: put_env(proxy_vars[i], proxy);
-	err = err ?: put_env("NO_PROXY", local) ?: put_env("no_proxy", local);
-	err = err ?: put_env("AGENTD_TOOL_SOCKET", tools);
+		err = err ?: env_put(sb, proxy_vars[i], proxy);
+	err = err ?: env_put(sb, "NO_PROXY", local) ?: env_put(sb, "no_proxy", local);
+	err = err ?: env_put(sb, "AGENTD_TOOL_SOCKET", tools);
+	/* An empty environment is still one: execvp() needs the array. */
+	if (!err && !sb->env)
+		err = (sb->env = calloc(1, sizeof(*sb->env))) ? 0 : -ENOMEM;
 	if (err)
-		log_err("run: setting the agent's environment: %s\n", strerror(errno));
+		log_err("run: the agent's environment: %s\n", strerror(-err));
+	return err ? EXIT_FAIL : 0;
+}
+
+/* clone3 into the agent's cgroup, in IPC and UTS namespaces of its own: System V IPC objects and
+ * POSIX message queues of the host and of other runs are out of its reach, and the host name it
+ * may set is its own. agentctl makes them, outside the agent, with its own CAP_SYS_ADMIN. */
+static pid_t fork_agent(int cgroup_fd)
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP | CLONE_NEWIPC | CLONE_NEWUTS,
+		.exit_signal = SIGCHLD,
+		.cgroup = (__u64)cgroup_fd,
+	};
+	long pid = syscall(SYS_clone3, &args, sizeof(args));
+
+	return pid < 0 ? -errno : (pid_t)pid;
+}
+
+static int open_tty(const char *name, struct pty *t)
+{
+	int err = pty_open(t);
+
+	/* Never the operator's terminal instead (docs/LAYERS.md): refused, with the way round. */
+	if (err)
+		log_err("run: agent %s: a pseudo-terminal for it: %s (is devpts mounted on "
+			"/dev/pts?); the agent never gets the operator's terminal: redirect "
+			"descriptors 0-2 away from the terminal to run it without one\n",
+			name, strerror(-err));
 	return err ? EXIT_FAIL : 0;
 }
 
 int do_run(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = forward };
-	struct sandbox sb = { .ruleset_fd = -1 };
+	struct sandbox sb = { .ruleset_fd = -1, .tty = { .master = -1, .slave = -1 } };
 	struct passwd *pw = NULL;
 	json_t *agent = NULL;
 	struct run_opts o;
@@ -396,13 +544,20 @@ int do_run(int argc, char **argv)
 	if (!status)
 		status = open_cgroup(agent, o.name, &fd);
 	if (!status)
-		status = agent_env(agent);
+		status = agent_env(agent, pw, &sb);
+	if (!status)
+		status = open_tty(o.name, &sb.tty);
 	json_decref(agent);
 	if (status)
 		goto out;
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &sa, NULL);
-	pid = cgroup_fork_into(fd);
+	/* SIGCHLD and SIGWINCH wait for the relay's ppoll() (none is missed before it). */
+	if (sb.tty.master >= 0)
+		pty_block(&sb.sigmask);
+	else
+		sigprocmask(SIG_BLOCK, NULL, &sb.sigmask);
+	pid = fork_agent(fd);
 	if (pid == 0)
 		child(&o, pw, &sb);
 	if (pid < 0) {
@@ -410,10 +565,11 @@ int do_run(int argc, char **argv)
 		status = EXIT_FAIL;
 		goto out;
 	}
-	sandbox_free(&sb);
-	sb = (struct sandbox){ .ruleset_fd = -1 };
+	/* The agent holds its terminal now; agentctl keeps the master side only. */
+	close(sb.tty.slave);
+	sb.tty.slave = -1;
 	child_pid = pid;
-	status = wait_child(pid);
+	status = wait_child(&sb, pid);
 out:
 	if (fd >= 0)
 		close(fd);

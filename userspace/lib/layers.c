@@ -397,9 +397,12 @@ static int gap_files(const struct policy *p, const struct layers *l, struct gap 
 	int err;
 
 	if (!layers_use_landlock(l)) {
-		err = p->n_files ? item(g, "files",
-					"no file rule is enforced: neither BPF LSM nor Landlock")
-				 : 0;
+		err = p->n_files
+			      ? item(g, "files",
+				     "no file rule is enforced: neither BPF LSM nor Landlock; a "
+				     "root agent without capabilities still owns every file root "
+				     "owns (/proc/sys, /etc/shadow, device nodes such as disks)")
+			      : 0;
 		if (!err && p->exec.n_allow)
 			err = item(g, "exec.allow",
 				   "no exec rule is enforced: neither BPF LSM nor Landlock");
@@ -435,8 +438,9 @@ static int gap_self(const struct layers *l, struct gap *g)
 	if (!err && !(l->set & LAYER_SECCOMP))
 		err = item(
 			g, "self: syscalls",
-			"bpf, perf_event_open, mounts, user namespaces, keyrings, module loading "
-			"and leaving the cgroup with clone3 need seccomp without BPF LSM");
+			"bpf, perf_event_open, mounts, user namespaces, keyrings, module loading, "
+			"leaving the cgroup with clone3, typing into a terminal (TIOCSTI), "
+			"fanotify and ICMP sockets need seccomp without BPF LSM");
 	if (!err && !ll)
 		err = item(g, "self: ptrace",
 			   "ptrace of tasks outside the agent needs Landlock without BPF LSM");
@@ -446,15 +450,31 @@ static int gap_self(const struct layers *l, struct gap *g)
 			g, "self: ptrace_traceme",
 			"PTRACE_TRACEME, which makes the parent outside the agent its tracer, is "
 			"refused by BPF LSM only");
+	/* Landlock does not check inotify_add_watch; DAC alone decides. */
+	if (!err && ll)
+		err = item(
+			g, "self: inotify",
+			"inotify watches are not checked by Landlock: an agent watches trees its "
+			"file rules deny, where file permissions let it read, and learns the "
+			"names and activity of files there");
+	if (!err)
+		err = item(
+			g, "self: tasks by pid",
+			"setpriority, ioprio_set, sched_setattr, sched_setscheduler, "
+			"sched_setaffinity and prlimit64 name their target by pid, which seccomp "
+			"cannot tell inside the agent from outside: the agent reaches the tasks of "
+			"its uid outside it (a root agent without capabilities lowers host "
+			"daemons' priorities and resource limits); seccomp refuses only the "
+			"uid-wide forms (PRIO_USER, IOPRIO_WHO_USER, kill -1)");
 	if (!err && (!ll || l->landlock_abi < 6))
 		err = item(g, "self: signals",
-			   "signals to tasks outside the agent need Landlock ABI 6 (scoped "
-			   "signals) without BPF LSM");
+			   "signals to tasks outside the agent, by kill or through a SIGIO owner "
+			   "(F_SETOWN), need Landlock ABI 6 (scoped signals) without BPF LSM");
 	if (!err && (l->set & (LAYER_LANDLOCK | LAYER_SECCOMP)))
-		err = item(
-			g, "agentctl attach",
-			"Landlock and seccomp are applied by agentctl run before exec: a process "
-			"attached while running gets cgroup-BPF only");
+		err = item(g, "agentctl attach",
+			   "Landlock, seccomp, the capability limit, the environment, the session, "
+			   "the pseudo-terminal and the IPC namespace are given by agentctl run "
+			   "before exec: a process attached while running gets cgroup-BPF only");
 	return err;
 }
 
@@ -591,15 +611,19 @@ int layers_policy_digest(const struct policy *p, char hex[LAYERS_DIGEST_HEX])
 		EVP_MD_CTX_free(md);
 		return -EIO;
 	}
-	digest_str(md, "agentd layers 1");
+	digest_str(md, "agentd layers 2");
 	for (k = 0; k < p->n_files; k++)
 		digest_path(md, &p->files[k], p->files[k].rights);
 	digest_str(md, "exec");
 	for (k = 0; k < p->exec.n_allow; k++)
 		digest_path(md, &p->exec.allow[k], 0);
-	snprintf(buf, sizeof(buf), "%d %d %u %d %d", p->exec.allow_memfd, p->exec.allow_writable,
-		 p->net.sockets, p->io_uring, p->audit.log_allows);
+	snprintf(buf, sizeof(buf), "%d %d %u %d %d %llx", p->exec.allow_memfd,
+		 p->exec.allow_writable, p->net.sockets, p->io_uring, p->audit.log_allows,
+		 (unsigned long long)p->capabilities);
 	digest_str(md, buf);
+	digest_str(md, "env");
+	for (k = 0; k < p->n_env; k++)
+		digest_str(md, p->env[k]);
 	EVP_DigestFinal_ex(md, out, &n);
 	EVP_MD_CTX_free(md);
 	for (i = 0; i < n && i < 32; i++)

@@ -64,7 +64,7 @@ void gap_format_line(const struct gap *g, char *buf, size_t bufsz);
 #define LAYERS_DIGEST_HEX 65
 /*
  * SHA-256 of what agentctl run builds from a policy (file rules, exec list and switches, socket
- * families, io_uring): the daemon reports it for the policy it loaded, and agentctl run refuses
+ * families, io_uring, capabilities, env names): the daemon reports it for the policy it loaded, and agentctl run refuses
  * to start when the policy it loads now differs. Returns 0 or -errno.
  */
 int layers_policy_digest(const struct policy *p, char hex[LAYERS_DIGEST_HEX]);

@@ -48,8 +48,9 @@ struct loader {
 	int err; /* -ENOMEM */
 };
 
-static const char *const top_keys[] = { "name",	   "extends", "mode",	"vars",	 "files",    "exec",
-					"network", "tools",   "limits", "audit", "io_uring", NULL };
+static const char *const top_keys[] = { "name",	    "extends", "mode",	"vars",	  "files",
+					"exec",	    "network", "tools", "limits", "audit",
+					"io_uring", "env",     NULL };
 static const char *const file_keys[] = { "path", "rights", "optional", NULL };
 static const char *const exec_keys[] = { "allow", "allow_memfd", "allow_writable", NULL };
 static const char *const exec_allow_keys[] = { "path", "optional", NULL };
@@ -952,6 +953,68 @@ static void apply_limits(struct loader *L, const struct jdoc *d)
 		jdoc_limits(L->errs, d, at, o, WALL_CLOCK_MAX, &L->p->limits);
 }
 
+const char *const policy_env_reserved[] = { "HTTP_PROXY",	  "HTTPS_PROXY", "http_proxy",
+					    "https_proxy",	  "NO_PROXY",	 "no_proxy",
+					    "AGENTD_TOOL_SOCKET", NULL };
+
+/* [A-Za-z_][A-Za-z0-9_]*, the portable environment variable names (POSIX). */
+static bool env_name_ok(const char *s)
+{
+	size_t n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+
+	return n && n == strlen(s) && n <= POLICY_ENV_NAME_MAX && !(s[0] >= '0' && s[0] <= '9');
+}
+
+static bool env_reserved(const char *s)
+{
+	const char *const *r;
+
+	for (r = policy_env_reserved; *r; r++)
+		if (!strcmp(s, *r))
+			return true;
+	return false;
+}
+
+/* "env": the operator's variables the agent gets, by name; bases and children add to it. */
+static void apply_env(struct loader *L, const struct jdoc *d)
+{
+	struct policy *p = L->p;
+	char at[JPTR_MAX], el[JPTR_MAX], buf[80];
+	const char *name;
+	json_t *arr, *e;
+	size_t i, j;
+
+	arr = field(L, d, "", d->root, "env", JSON_ARRAY, "an array of variable names", at);
+	json_array_foreach(arr, i, e)
+	{
+		jptr_idx(el, at, i);
+		if (!jdoc_expect(L->errs, d, el, e, JSON_STRING, "a variable name"))
+			continue;
+		name = json_string_value(e);
+		if (!env_name_ok(name)) {
+			err_at(L, d, el,
+			       "expected a variable name matching [A-Za-z_][A-Za-z0-9_]* (at most "
+			       "%d characters); found %s",
+			       POLICY_ENV_NAME_MAX, found(e, buf, sizeof(buf)));
+			continue;
+		}
+		if (env_reserved(name)) {
+			err_at(L, d, el,
+			       "expected a variable agentctl run does not set itself (it points "
+			       "%s at the agent's own proxy or broker); found %s",
+			       name, found(e, buf, sizeof(buf)));
+			continue;
+		}
+		for (j = 0; j < p->n_env && strcmp(p->env[j], name); j++)
+			;
+		if (j < p->n_env || !grow(L, &p->env, p->n_env, sizeof(*p->env)))
+			continue;
+		p->env[p->n_env] = dup_str(L, name);
+		if (p->env[p->n_env])
+			p->n_env++;
+	}
+}
+
 /* [a-z0-9][a-z0-9-]{0,62} */
 static bool name_ok(const char *s)
 {
@@ -1034,6 +1097,7 @@ static void apply_doc(struct loader *L, size_t doc)
 	apply_network(L, d);
 	apply_tools(L, d);
 	apply_limits(L, d);
+	apply_env(L, d);
 }
 
 static int load(struct loader *L, struct jdoc *root, struct policy **out)
@@ -1132,5 +1196,8 @@ void policy_free(struct policy *p)
 	for (i = 0; i < p->n_tools; i++)
 		free(p->tools[i].name);
 	free(p->tools);
+	for (i = 0; i < p->n_env; i++)
+		free(p->env[i]);
+	free(p->env);
 	free(p);
 }

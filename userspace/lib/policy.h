@@ -15,6 +15,11 @@
 
 #define POLICY_NAME_MAX 63
 #define POLICY_EXTENDS_DEPTH_MAX 8
+#define POLICY_ENV_NAME_MAX 128
+
+/* What agentctl run sets for the agent itself (its proxy and tool broker): "env" cannot name
+ * them. NULL-terminated. */
+extern const char *const policy_env_reserved[];
 
 enum policy_mode { POLICY_MODE_ACT, POLICY_MODE_REPORT_ONLY };
 
@@ -25,6 +30,7 @@ enum policy_mode { POLICY_MODE_ACT, POLICY_MODE_REPORT_ONLY };
 #define POLICY_SOCK_NETLINK (1U << 3)
 #define POLICY_SOCK_PACKET (1U << 4)
 #define POLICY_SOCK_RAW (1U << 5) /* SOCK_RAW in AF_INET/AF_INET6 */
+#define POLICY_SOCK_ICMP (1U << 6)
 
 /* A file-system object (and the tree under it, when a directory), resolved at load time. */
 struct policy_path {
@@ -81,6 +87,9 @@ struct policy {
 		bool log_allows;
 	} audit;
 	bool io_uring; /* io_uring_setup/enter/register, which the seccomp layer denies else */
+	__u64 capabilities; /* bit n: CAP n may be used; from "capabilities" */
+	char **env; /* names of the operator's variables agentctl run passes on, from "env" */
+	size_t n_env;
 };
 
 /* The caller's --var NAME=VALUE: they override the policy's "vars". */

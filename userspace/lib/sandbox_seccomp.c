@@ -3,8 +3,11 @@
  * The seccomp layer (sandbox_seccomp.h). What it denies: Docker's default profile (the calls
  * it refuses to a container without extra capabilities), plus what agentd's self-protection
  * denies (bpf, perf events, keyrings, module loading, kexec, every mount call, new namespaces),
- * io_uring unless granted (its operations never pass through seccomp), and the socket families
- * and types the policy does not grant. Every denial answers EPERM: an agent that probes gets an
+ * io_uring unless granted (its operations never pass through seccomp), the socket families
+ * and types the policy does not grant, ICMP "ping" sockets unless granted, and what an agent
+ * that is root without capabilities still reaches by uid alone: the terminal ioctls that inject
+ * input or take the console, signals to every task of its uid (kill -1), and the priorities of
+ * every task of its uid (PRIO_USER, IOPRIO_WHO_USER). Every denial answers EPERM: an agent that probes gets an
  * error it can handle, and nothing is killed.
  *
  * Other architectures: only the native one is in the filter, and a syscall made through another
@@ -12,15 +15,23 @@
  * step around the list by switching ABIs, and 32-bit programs do not run under an agent.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include "sandbox_seccomp.h"
+
+/* linux/ioprio.h, which older headers lack */
+#ifndef IOPRIO_WHO_USER
+#define IOPRIO_WHO_USER 3
+#endif
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -38,7 +49,9 @@ const char *const sandbox_seccomp_denied[] = {
 	"open_by_handle_at", "nfsservctl", "quotactl", "quotactl_fd", "reboot", "swapon", "swapoff",
 	"sysfs", "_sysctl", "syslog", "uselib", "ustat", "vm86", "vm86old", "vhangup",
 	"process_vm_readv", "process_vm_writev", "mbind", "get_mempolicy", "set_mempolicy",
-	"move_pages", NULL
+	"move_pages",
+	/* what root without capabilities still reaches: fanotify marks (unprivileged since 5.13) */
+	"fanotify_init", NULL
 };
 
 static const char *const io_uring_calls[] = { "io_uring_setup", "io_uring_enter",
@@ -62,6 +75,7 @@ void sandbox_seccomp_from_policy(const struct policy *p, struct sandbox_seccomp 
 	size_t i;
 
 	s->io_uring = p->io_uring;
+	s->icmp = p->net.sockets & POLICY_SOCK_ICMP;
 	s->families = 0;
 	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 		if (p->net.sockets & families[i].policy)
@@ -177,6 +191,55 @@ static int deny_sockets(scmp_filter_ctx ctx, const struct sandbox_seccomp *s)
 	return err;
 }
 
+/* socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP) and its IPv6 twin: ping sockets, which
+ * net.ipv4.ping_group_range opens to unprivileged users. */
+static int deny_icmp(scmp_filter_ctx ctx, const struct sandbox_seccomp *s)
+{
+	static const int kinds[][2] = { { AF_INET, IPPROTO_ICMP }, { AF_INET6, IPPROTO_ICMPV6 } };
+	struct scmp_arg_cmp cmp[3];
+	int err = 0;
+	size_t i;
+
+	for (i = 0; !err && i < 2; i++) {
+		if (!(s->families & (1ULL << kinds[i][0])))
+			continue; /* the whole family is denied */
+		cmp[0] = arg(0, SCMP_CMP_MASKED_EQ, 0xffffffff, kinds[i][0]);
+		cmp[1] = arg(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM);
+		cmp[2] = arg(2, SCMP_CMP_MASKED_EQ, 0xffffffff, kinds[i][1]);
+		err = deny(ctx, "socket", EPERM, 3, cmp);
+	}
+	return err;
+}
+
+/*
+ * Calls whose reach is every task of the caller's uid, which for a root agent without
+ * capabilities is most of the host: TIOCSTI (input typed into a terminal), TIOCLINUX and TIOCCONS
+ * (the console; ioctl's request is an unsigned int: the low 32 bits), kill(-1), and priorities
+ * set for a whole uid. By pid they cannot be told apart (docs/LAYERS.md, the gap).
+ */
+static int deny_uid_wide(scmp_filter_ctx ctx)
+{
+	static const unsigned long ioctls[] = { TIOCSTI, TIOCLINUX, TIOCCONS };
+	struct scmp_arg_cmp cmp;
+	int err = 0;
+	size_t i;
+
+	for (i = 0; !err && i < sizeof(ioctls) / sizeof(ioctls[0]); i++) {
+		cmp = arg(1, SCMP_CMP_MASKED_EQ, 0xffffffff, ioctls[i]);
+		err = deny(ctx, "ioctl", EPERM, 1, &cmp);
+	}
+	cmp = arg(0, SCMP_CMP_MASKED_EQ, 0xffffffff, 0xffffffff);
+	if (!err)
+		err = deny(ctx, "kill", EPERM, 1, &cmp);
+	cmp = arg(0, SCMP_CMP_MASKED_EQ, 0xffffffff, PRIO_USER);
+	if (!err)
+		err = deny(ctx, "setpriority", EPERM, 1, &cmp);
+	cmp = arg(0, SCMP_CMP_MASKED_EQ, 0xffffffff, IOPRIO_WHO_USER);
+	if (!err)
+		err = deny(ctx, "ioprio_set", EPERM, 1, &cmp);
+	return err;
+}
+
 int sandbox_seccomp_load(const struct sandbox_seccomp *s)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -198,6 +261,10 @@ int sandbox_seccomp_load(const struct sandbox_seccomp *s)
 		err = deny_namespaces(ctx);
 	if (!err)
 		err = deny_sockets(ctx, s);
+	if (!err && !s->icmp)
+		err = deny_icmp(ctx, s);
+	if (!err)
+		err = deny_uid_wide(ctx);
 	if (!err)
 		err = seccomp_load(ctx);
 	seccomp_release(ctx);
