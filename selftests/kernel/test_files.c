@@ -22,8 +22,9 @@ struct slice {
 	struct proc *agentd;
 };
 
-/* A policy that allows everything but opening denied: every right below /, none on denied, every
- * socket family, connections anywhere, binding, and memfd and writable executables. */
+/* A policy that allows everything but opening denied: every right below /, none on denied, each
+ * socket family the policy language names, connections anywhere, binding, and memfd and
+ * writable executables. */
 static void write_deny_policy(const char *path, const char *denied)
 {
 	char text[2 * PATH_MAX];
