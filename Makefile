@@ -8,6 +8,19 @@
 # V=1 shows every command.
 
 OUT := build
+VERSION := $(shell sed -n 's/^#define AGENTD_VERSION "\(.*\)"/\1/p' userspace/lib/version.h)
+# make install: the usual conventions (DESTDIR for staging). Configuration, state and runtime
+# directories are the daemon's own fixed paths (/etc/agentd, /var/lib/agentd, /run/agentd).
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/agentd
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+CONFDIR ?= /etc/agentd
 CLANG ?= clang
 CC ?= cc
 BPFTOOL ?= bpftool
@@ -32,7 +45,8 @@ endif
 # Packages needed to build, test and run; `make deps` installs what is missing.
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
-	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema curl
+	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema curl \
+	dpkg-dev debhelper lintian libsystemd-dev prometheus
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)
@@ -41,6 +55,8 @@ CFLAGS := -g -O2 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include -I us
 SAN_CFLAGS := $(CFLAGS) -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LDLIBS := -lbpf -lelf -lz -ljansson -lcrypto -lseccomp
+# Flags a packager adds (debian/rules: Debian's hardening flags).
+CFLAGS += $(EXTRA_CFLAGS)
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -100,19 +116,19 @@ $(OUT)/libagentd.a: $(LIB_OBJS)
 
 $(OUT)/agentd: $(wildcard userspace/agentd/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -lsystemd -o $@
 
 $(OUT)/agentctl: $(wildcard userspace/agentctl/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/agent-tool: $(wildcard userspace/agent-tool/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/agentd-worker: $(wildcard userspace/agentd-worker/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 # Unit tier: the library's logic under ASan+UBSan, no root.
 $(OUT)/selftests/test_unit: $(wildcard selftests/unit/*.c) $(HARNESS) $(SAN_LIB_OBJS) $(HDRS)
@@ -177,7 +193,7 @@ deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -q && apt-get install -y -q --no-install-recommends $$missing
 
-.PHONY: check check-unit check-host check-vm
+.PHONY: check check-unit check-host check-vm check-pkg
 # deps first, then a fresh make: the build's variables depend on the tools deps installs.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -188,6 +204,9 @@ check-unit: all
 
 check-host: all
 	$(Q)selftests/run.sh host
+
+check-pkg: all
+	$(Q)selftests/run.sh pkg
 
 # VM_KERNELS picks kernels (6.1, 6.12); VM_TEST_ARGS are passed to the tests in the guest.
 check-vm: all
@@ -240,6 +259,58 @@ lint:
 .PHONY: cycles
 cycles: $(CYCLE_OBJS)
 	$(Q)python3 selftests/cycles.py $(CYCLE_OBJS)
+
+# Installs the programs, the unit, tmpfiles.d entry, man pages, completion, docs, and the shipped
+# policies and tools registry under CONFDIR; a configuration file the operator changed is kept,
+# and the shipped one is put beside it as FILE.new.
+CONF_FILES := $(wildcard policies/*.json policies/base/*.json)
+DOC_FILES := README.md $(wildcard docs/*.md)
+
+.PHONY: install uninstall deb
+install: $(PROGS)
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/agentd
+	$(Q)install -m 0755 $(OUT)/agentd $(DESTDIR)$(SBINDIR)/agentd
+	$(Q)install -m 0755 $(OUT)/agentd-worker $(DESTDIR)$(LIBEXECDIR)/agentd/agentd-worker
+	$(Q)install -m 0755 $(OUT)/agentctl $(OUT)/agent-tool $(DESTDIR)$(BINDIR)/
+	$(Q)install -D -m 0644 userspace/agentd/agentd.service $(DESTDIR)$(UNITDIR)/agentd.service
+	$(Q)sed -i 's|/usr/sbin/agentd|$(SBINDIR)/agentd|' $(DESTDIR)$(UNITDIR)/agentd.service
+	$(Q)install -D -m 0644 userspace/agentd/agentd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/agentd.conf
+	$(Q)install -D -m 0644 docs/man/agentd.8 $(DESTDIR)$(MANDIR)/man8/agentd.8
+	$(Q)install -D -m 0644 docs/man/agentctl.8 $(DESTDIR)$(MANDIR)/man8/agentctl.8
+	$(Q)install -D -m 0644 docs/man/agent-tool.1 $(DESTDIR)$(MANDIR)/man1/agent-tool.1
+	$(Q)install -D -m 0644 userspace/agentctl/agentctl.bash $(DESTDIR)$(COMPLETIONDIR)/agentctl
+	$(Q)install -d $(DESTDIR)$(DOCDIR) && install -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
+	$(Q)for f in $(CONF_FILES); do \
+		dest=$(DESTDIR)$(CONFDIR)/$${f#policies/}; \
+		if [ -e "$$dest" ] && ! cmp -s "$$f" "$$dest"; then \
+			echo "install: keeping $$dest (changed); the shipped one is $$dest.new"; \
+			dest=$$dest.new; \
+		fi; \
+		install -D -m 0644 "$$f" "$$dest"; \
+	done
+
+# Removes what install put there, except configuration the operator changed.
+uninstall:
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/agentd $(DESTDIR)$(BINDIR)/agentctl $(DESTDIR)$(BINDIR)/agent-tool
+	$(Q)rm -rf $(DESTDIR)$(LIBEXECDIR)/agentd $(DESTDIR)$(DOCDIR)
+	$(Q)rm -f $(DESTDIR)$(UNITDIR)/agentd.service $(DESTDIR)$(TMPFILESDIR)/agentd.conf
+	$(Q)rm -f $(DESTDIR)$(MANDIR)/man8/agentd.8 $(DESTDIR)$(MANDIR)/man8/agentctl.8
+	$(Q)rm -f $(DESTDIR)$(MANDIR)/man1/agent-tool.1 $(DESTDIR)$(COMPLETIONDIR)/agentctl
+	$(Q)for f in $(CONF_FILES); do \
+		dest=$(DESTDIR)$(CONFDIR)/$${f#policies/}; \
+		if cmp -s "$$f" "$$dest"; then rm -f "$$dest"; fi; \
+		rm -f "$$dest.new"; \
+	done
+	$(Q)rmdir $(DESTDIR)$(CONFDIR)/base $(DESTDIR)$(CONFDIR) 2>/dev/null || true
+
+# The Debian package, built by dpkg-buildpackage from debian/ in a copy of the tree.
+deb:
+	$(Q)rm -rf $(OUT)/deb && mkdir -p $(OUT)/deb/agentd-$(VERSION)
+	$(Q)git ls-files -z | xargs -0 cp --parents -t $(OUT)/deb/agentd-$(VERSION)
+	$(Q)cd $(OUT)/deb/agentd-$(VERSION) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 \
+		|| { tail -30 ../build.log; exit 1; }
+	$(Q)cp $(OUT)/deb/agentd_$(VERSION)_*.deb $(OUT)/
+	$(Q)ls $(OUT)/agentd_$(VERSION)_*.deb
 
 .PHONY: clean
 clean:

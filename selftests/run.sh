@@ -1,6 +1,6 @@
 #!/bin/bash
 # make check: runs the test tiers and ends with one line "N passed, N failed, N skipped".
-#   run.sh all|lint|unit|fuzz|host|vm
+#   run.sh all|lint|unit|fuzz|host|vm|pkg
 # Every result line is "PASS name", "FAIL name: why" or "SKIP name: why". With CI=true a tier
 # that cannot run (not root, no QEMU, no kernel) is a FAIL, never a skip.
 set -uo pipefail
@@ -76,9 +76,18 @@ tier_vm() {
 	"$top/selftests/vm/vm.sh" test || echo "FAIL vm: selftests/vm/vm.sh exited $?"
 }
 
+# make install and uninstall, the Debian package (lintian), installed and purged on this host.
+tier_pkg() {
+	if [ "$(id -u)" != 0 ]; then
+		cannot_run pkg "the pkg tier installs the package: it needs root"
+		return
+	fi
+	"$top/selftests/pkg/check.sh"
+}
+
 mkdir -p "$build"
 case ${1:-all} in
-all) tiers="lint unit fuzz host vm" ;;
+all) tiers="lint unit fuzz host vm pkg" ;;
 *) tiers=$1 ;;
 esac
 

@@ -6,7 +6,7 @@
 #include "log.h"
 #include "probe.h"
 
-#define AGENTD_VERSION "0.1.0"
+#include "version.h"
 
 static int do_help(int argc, char **argv);
 
@@ -77,6 +77,8 @@ static const struct cmd {
 	  "  policy reload [NAME]  apply the agents' policies again, all or nothing" },
 	{ "audit", do_audit,
 	  "audit verify|query|follow ...   the audit log (agentctl audit help)" },
+	{ "metrics", do_metrics,
+	  "metrics          agentd's counters in Prometheus's text format (docs/METRICS.md)" },
 	{ "version", do_version, "version          print the version" },
 	{ "help", do_help, "help             this text" },
 };

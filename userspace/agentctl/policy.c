@@ -72,11 +72,25 @@ static json_t *errors_json(const struct policy_errors *errs)
 	return arr;
 }
 
+/* Valid as a template: every error is a default path missing here, for --var to name. */
+static bool template_only(const struct policy_errors *errs)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n; i++)
+		if (!errs->v[i].needs_var)
+			return false;
+	return errs->n && !errs->dropped;
+}
+
 static json_t *result_json(const struct check_opts *o, const char *file, const struct policy *p,
 			   const struct policy_errors *errs)
 {
 	json_t *r;
 
+	if (!p && template_only(errs))
+		return json_pack("{s:s, s:b, s:b, s:o}", "file", file, "valid", 1, "template", 1,
+				 "needs_var", errors_json(errs));
 	if (!p)
 		return json_pack("{s:s, s:b, s:o, s:I}", "file", file, "valid", 0, "errors",
 				 errors_json(errs), "errors_dropped", (json_int_t)errs->dropped);
@@ -126,6 +140,11 @@ static void print_result(const char *file, const struct policy *p, const struct 
 	for (i = 0; i < errs->n; i++) {
 		policy_error_format(&errs->v[i], line, sizeof(line));
 		printf("%s\n", line);
+	}
+	if (template_only(errs)) {
+		printf("%s: ok as a template (%zu path%s to name with --var)\n", file, errs->n,
+		       errs->n == 1 ? "" : "s");
+		return;
 	}
 	if (errs->dropped)
 		printf("%s: %zu more errors not shown\n", file, errs->dropped);
@@ -187,6 +206,8 @@ static int check_one(const struct check_opts *o, const char *file, json_t *resul
 		print_result(file, p, &errs);
 	if (p && !results && o->layers_given && print_gap(o, file, p))
 		err = -ENOMEM;
+	if (!p && err != -ENOMEM && template_only(&errs))
+		err = 0;
 	policy_free(p);
 	tools_free(reg);
 	policy_errors_clear(&errs);

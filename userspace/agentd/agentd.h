@@ -52,6 +52,8 @@ struct sink {
 	/* Events per pass before consumption stops with -EAGAIN, so that a busy agent cannot
 	 * starve the control socket; 0: no limit. */
 	unsigned budget, used;
+	/* Decisions recorded, by agent id, audit kind and decision (the metrics socket). */
+	__u64 decisions[AGENTD_MAX_AGENTS][AUDIT_KIND_MAX][AUDIT_DECISION_MAX];
 };
 int sink_event(void *ctx, void *data, size_t len);
 

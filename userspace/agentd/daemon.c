@@ -21,6 +21,8 @@
 #include "cglimits.h"
 #include "daemon.h"
 #include "log.h"
+#include "metrics.h"
+#include "notify.h"
 #include "server.h"
 #include "services.h"
 #include "stream.h"
@@ -277,8 +279,11 @@ static int serve(struct daemon *d, struct server *srv)
 	while (!err && !stop) {
 		if (hup) {
 			hup = 0;
+			notify_reloading();
 			agents_reload_all(d);
+			notify_ready();
 		}
+		notify_pass(d->loop);
 		n = server_pollfds(srv, fds, SERVER_CLIENTS_MAX + 1);
 		err = wait_pass(d, fds, n, timeout_ms(d, srv, more), &listener);
 		if (err == -EINTR) {
@@ -333,6 +338,11 @@ static int setup(struct daemon *d)
 		err = services_start(d);
 	if (!err)
 		err = agents_adopt(d);
+	if (!err) {
+		err = metrics_start(d);
+		if (err)
+			log_err("metrics socket %s: %s\n", d->metrics_path, strerror(-err));
+	}
 	return err;
 }
 
@@ -371,7 +381,9 @@ int daemon_run(const struct options *o)
 		     (int)getpid(), d->lsm ? "bpf-lsm,cgroup-bpf" : "cgroup-bpf");
 	printf("agentd: ready\n");
 	fflush(stdout);
+	notify_ready();
 	err = serve(d, srv);
+	notify_stopping();
 	/* Whatever is still in the ring buffer goes to the log before it closes. */
 	d->sink.budget = 0;
 	enforcer_consume(d->e, 0);
@@ -380,6 +392,7 @@ int daemon_run(const struct options *o)
 		     "pid=%d enforcement continues (pinned in %s)", (int)getpid(), o->pin_dir);
 	log_info("stopping; the agents stay enforced (pins in %s)\n", o->pin_dir);
 out:
+	metrics_stop(d);
 	server_close(srv);
 	agents_free(d);
 	services_stop(d);

@@ -38,6 +38,8 @@ struct daemon {
 	__u64 next_loss_check_ns;
 	char limits_missing[64]; /* controllers cgroup v2 does not offer here */
 	struct stream *stream; /* the live audit stream (stream.c) */
+	int metrics_fd; /* the metrics socket's listener (metrics.c); 0: none */
+	char metrics_path[PATH_MAX];
 };
 
 /* Re-adopts the agents of the state directory (their cgroups and pinned rules). */

@@ -29,6 +29,9 @@ int sink_event(void *ctx, void *data, size_t len)
 		fflush(stdout);
 	}
 	if (s->audit && !audit_record_from_event(&r, data, len, s->mono_to_real_ns)) {
+		if (r.agent < AGENTD_MAX_AGENTS && r.kind < AUDIT_KIND_MAX &&
+		    r.decision < AUDIT_DECISION_MAX)
+			s->decisions[r.agent][r.kind][r.decision]++;
 		err = audit_writer_append(s->audit, &r);
 		/* Stopping the consumer would fill the ring buffer and lose events: log, go on. */
 		if (err)

@@ -53,6 +53,7 @@ static void add_error(struct policy_errors *errs, const char *file, int line, in
 		goto drop;
 	errs->v = v;
 	e = &v[errs->n];
+	*e = (struct policy_error){ 0 };
 	e->file = strdup(file);
 	e->pointer = strdup(ptr);
 	e->msg = strdup(msg);

@@ -23,6 +23,9 @@ struct policy_error {
 	int line, column; /* 1-based; 0 when the error has no place in the file (I/O) */
 	char *pointer; /* RFC 6901 pointer of the field, "" for the whole document */
 	char *msg; /* "expected ...; found ..." */
+	/* The policy is valid as a template: a path its default variables give is missing here,
+	 * and --var must name one that exists. */
+	bool needs_var;
 };
 
 struct policy_errors {

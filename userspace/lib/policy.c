@@ -29,6 +29,7 @@ struct origin {
 
 struct var {
 	const char *name, *value;
+	bool given; /* by --var, not a policy's default */
 };
 
 struct loader {
@@ -257,19 +258,19 @@ static bool var_name_ok(const char *s, size_t len)
 	return true;
 }
 
-static void set_var(struct loader *L, const char *name, const char *value)
+static void set_var(struct loader *L, const char *name, const char *value, bool given)
 {
 	size_t i;
 
 	for (i = 0; i < L->nvars; i++)
 		if (!strcmp(L->vars[i].name, name)) {
 			L->vars[i].value = value;
+			L->vars[i].given = given;
 			return;
 		}
 	if (!grow(L, &L->vars, L->nvars, sizeof(*L->vars)))
 		return;
-	L->vars[L->nvars].name = name;
-	L->vars[L->nvars++].value = value;
+	L->vars[L->nvars++] = (struct var){ name, value, given };
 }
 
 static void merge_vars(struct loader *L, const struct jdoc *d)
@@ -288,27 +289,30 @@ static void merge_vars(struct loader *L, const struct jdoc *d)
 			       "found \"%s\"",
 			       k);
 		else if (jdoc_expect(L->errs, d, el, v, JSON_STRING, "a string"))
-			set_var(L, k, json_string_value(v));
+			set_var(L, k, json_string_value(v), false);
 	}
 }
 
-static const char *var_value(const struct loader *L, const char *name, size_t len)
+static const struct var *var_find(const struct loader *L, const char *name, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < L->nvars; i++)
 		if (strlen(L->vars[i].name) == len && !strncmp(L->vars[i].name, name, len))
-			return L->vars[i].value;
+			return &L->vars[i];
 	return NULL;
 }
 
-/* Replaces each ${name} (values are not substituted again); false after reporting an error. */
+/* Replaces each ${name} (values are not substituted again); false after reporting an error.
+ * *dflt is the first variable that kept its policy's default (not given by --var), or NULL. */
 static bool substitute(struct loader *L, const struct jdoc *d, const char *ptr, const char *in,
-		       char *out, size_t outsz)
+		       char *out, size_t outsz, const struct var **dflt)
 {
 	const char *p = in, *end, *val;
+	const struct var *v;
 	size_t n = 0, len;
 
+	*dflt = NULL;
 	while (*p) {
 		if (p[0] != '$' || p[1] != '{') {
 			if (n + 1 >= outsz)
@@ -324,7 +328,10 @@ static bool substitute(struct loader *L, const struct jdoc *d, const char *ptr, 
 			       in);
 			return false;
 		}
-		val = var_value(L, p + 2, end - p - 2);
+		v = var_find(L, p + 2, end - p - 2);
+		val = v ? v->value : NULL;
+		if (v && !v->given && !*dflt)
+			*dflt = v;
 		if (!val) {
 			err_at(L, d, ptr,
 			       "unresolved variable ${%.*s}: expected it in \"vars\" or given with "
@@ -370,10 +377,11 @@ static bool path_normal(const char *s)
 static bool resolve_path(struct loader *L, const struct jdoc *d, const char *ptr, const char *in,
 			 bool optional, struct policy_path *r)
 {
+	const struct var *dflt;
 	char path[PATH_MAX];
 	struct stat st;
 
-	if (!substitute(L, d, ptr, in, path, sizeof(path)))
+	if (!substitute(L, d, ptr, in, path, sizeof(path), &dflt))
 		return false;
 	if (!path_normal(path)) {
 		err_at(L, d, ptr,
@@ -384,6 +392,18 @@ static bool resolve_path(struct loader *L, const struct jdoc *d, const char *ptr
 	}
 	r->optional = optional;
 	if (stat(path, &st)) {
+		/* A template's default that does not exist here: the operator names the place. */
+		if (!optional && dflt && errno == ENOENT) {
+			size_t n = L->errs->n;
+
+			err_at(L, d, ptr,
+			       "set --var %s=PATH: its default gives \"%s\", which does not exist "
+			       "here",
+			       dflt->name, path);
+			if (L->errs->n > n)
+				L->errs->v[n].needs_var = true;
+			return false;
+		}
 		if (!optional || (errno != ENOENT && errno != ENOTDIR)) {
 			err_at(L, d, ptr, "expected an existing path%s; found \"%s\": %s",
 			       optional ? "" : " (or \"optional\": true)", path, strerror(errno));
@@ -995,7 +1015,7 @@ static int load(struct loader *L, struct jdoc *root, struct policy **out)
 	for (i = 0; i < L->ndocs; i++)
 		merge_vars(L, L->docs[i]);
 	for (i = 0; L->cli && i < L->cli->n; i++)
-		set_var(L, L->cli->v[i].name, L->cli->v[i].value);
+		set_var(L, L->cli->v[i].name, L->cli->v[i].value, true);
 	for (i = 0; i < L->ndocs && !L->err; i++)
 		apply_doc(L, i);
 	check_report_only(L);

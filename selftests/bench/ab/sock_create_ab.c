@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Not built by make: one driver for comparing trees (docs/PERFORMANCE.md, stop 14). It uses
- * only the enforcer API every tree since stop 12 has, so the same source is linked against each
- * tree's library and the builds run alternately on one machine:
+ * Not built by make: one driver for comparing trees (docs/PERFORMANCE.md). It calls only
+ * enforcer_load(), rules_apply() and the cgroup add/attach calls and their undoing, which older
+ * trees have too, so the same source is linked against each tree's library and the builds run
+ * alternately on one machine:
  *
  *   cc -O2 -std=gnu11 -D_GNU_SOURCE -I TREE/include -I TREE/userspace/lib -I TREE/build \
  *      selftests/bench/ab/sock_create_ab.c TREE/build/libagentd.a \

@@ -1,0 +1,78 @@
+# bash completion for agentctl
+_agentctl_agents()
+{
+	agentctl agent ls 2>/dev/null | awk 'NR > 1 { print $1 }'
+}
+
+_agentctl()
+{
+	local cur prev cmd
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+	cmd=${COMP_WORDS[1]}
+
+	case $prev in
+	--policy | --tools | --dir | --socket | --control | --cwd)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	--cgroup)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return
+		;;
+	--user)
+		COMPREPLY=($(compgen -u -- "$cur"))
+		return
+		;;
+	--kind)
+		COMPREPLY=($(compgen -W "file exec net sock self tool policy lifecycle loss" -- "$cur"))
+		return
+		;;
+	--decision)
+		COMPREPLY=($(compgen -W "allow deny" -- "$cur"))
+		return
+		;;
+	esac
+	if [ "$COMP_CWORD" -eq 1 ]; then
+		COMPREPLY=($(compgen -W "probe agent run kill attach detach status policy audit version help" -- "$cur"))
+		return
+	fi
+	case $cmd in
+	agent)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "add rm ls info" -- "$cur"))
+		elif [ "$COMP_CWORD" -eq 3 ] && [ "${COMP_WORDS[2]}" != add ]; then
+			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--policy --var --tools --json" -- "$cur"))
+		fi
+		;;
+	policy)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "check reload" -- "$cur"))
+		elif [ "${COMP_WORDS[2]}" = reload ]; then
+			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -W "--layers --var --tools --json" -- "$cur"))
+		fi
+		;;
+	audit)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "verify query follow help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--dir --socket --json --agent --kind --decision --since --until --expect" -- "$cur"))
+		fi
+		;;
+	run | kill | attach | detach)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--user --cwd --require --pid --cgroup --allow-partial --json --" -- "$cur"))
+		fi
+		;;
+	*)
+		COMPREPLY=($(compgen -W "--json --control" -- "$cur"))
+		;;
+	esac
+}
+complete -F _agentctl agentctl

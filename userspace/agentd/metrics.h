@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The metrics socket (docs/METRICS.md): a Unix stream socket beside the control socket, root
+ * only, refusing agents' and tools' processes like the control socket; each connection gets one
+ * Prometheus text exposition of the daemon's counters and is closed. agentctl metrics reads it.
+ */
+#ifndef AGENTD_METRICS_H
+#define AGENTD_METRICS_H
+
+struct daemon;
+
+int metrics_start(struct daemon *d);
+void metrics_stop(struct daemon *d);
+
+#endif
