@@ -1,9 +1,12 @@
 #!/bin/sh
-# The demo's guest half: agentd enforcing selftests/demo-policy.json on an agent cgroup, and an
-# "agent" trying allowed and forbidden things. Runs as /agentd/demo.sh in the VM (selftests/demo.sh).
-cg=/sys/fs/cgroup/demo-agent
-audit=/var/lib/agentd/audit
-mkdir -p /work/agent /secrets "$cg" "$audit"
+# The demo's guest half: agentd with the agent "demo-agent" held to selftests/demo-policy.json,
+# and the agent trying allowed and forbidden things. Runs as /agentd/demo.sh in the VM
+# (selftests/demo.sh).
+state=/var/lib/agentd
+audit=$state/audit
+export AGENTD_CONTROL=/run/agentd/control.sock
+cg=/sys/fs/cgroup/agentd/demo-agent
+mkdir -p /work/agent /secrets /run/agentd "$state"
 echo "notes" >/work/agent/notes.txt
 echo "AKIA-DEMO-SECRET" >/secrets/api-key
 
@@ -13,13 +16,17 @@ echo
 echo "== the policy (selftests/demo-policy.json)"
 cat /agentd/demo-policy.json
 echo
-echo "== agentd --agent-cgroup $cg --policy demo-policy.json --audit-dir $audit"
-agentd --agent-cgroup "$cg" --policy /agentd/demo-policy.json --audit-dir "$audit" \
-	>/tmp/agentd.out 2>&1 &
+echo "== agentd -v (decisions on stdout), state and audit log in $state"
+agentd -v --control "$AGENTD_CONTROL" --state-dir "$state" >/tmp/agentd.out 2>&1 &
 agentd_pid=$!
 until grep -q 'agentd: ready' /tmp/agentd.out 2>/dev/null; do
 	kill -0 $agentd_pid 2>/dev/null || { cat /tmp/agentd.out; exit 1; }
 done
+echo "== agentctl agent add demo-agent --policy demo-policy.json (its cgroup: $cg)"
+agentctl agent add demo-agent --policy /agentd/demo-policy.json || {
+	cat /tmp/agentd.out
+	exit 1
+}
 
 # A listener outside the agent, as a host service on loopback would be.
 nc -l -p 2222 -s 127.0.0.1 >/dev/null 2>&1 &

@@ -648,3 +648,70 @@ int test_loopback_connect(void *port)
 	close(fd);
 	return err;
 }
+
+void test_daemon_init(struct test_daemon *d, const char *name)
+{
+	static int serial;
+	char root[PATH_MAX - 64];
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		FAIL("no cgroup v2 mount: %s", strerror(-err));
+	test_tmpdir(d->dir, sizeof(d->dir), name);
+	snprintf(d->control, sizeof(d->control), "%s/control.sock", d->dir);
+	snprintf(d->state, sizeof(d->state), "%s/state", d->dir);
+	snprintf(d->audit, sizeof(d->audit), "%s/audit", d->dir);
+	snprintf(d->cgroup, sizeof(d->cgroup), "%s/agentd-test-%d-d%d", root, getpid(), serial++);
+	test_pin_dir(d->pins, sizeof(d->pins));
+	test_cgroup_tree_at_end(d->cgroup);
+	setenv("AGENTD_CONTROL", d->control, 1);
+}
+
+static struct proc *daemon_spawn(struct test_daemon *d, va_list ap)
+{
+	char *argv[32] = { "agentd", "--control",   d->control, "--state-dir",
+			   d->state, "--audit-dir", d->audit,	"--pin-dir",
+			   d->pins,  "--cgroup",    d->cgroup };
+	int i = 11;
+
+	while (i < 31 && (argv[i] = va_arg(ap, char *)))
+		i++;
+	d->agentd = proc_start(argv);
+	return d->agentd;
+}
+
+struct proc *test_daemon_spawn(struct test_daemon *d, ...)
+{
+	va_list ap;
+
+	va_start(ap, d);
+	daemon_spawn(d, ap);
+	va_end(ap);
+	return d->agentd;
+}
+
+void test_daemon_start(struct test_daemon *d, ...)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+	va_list ap;
+
+	va_start(ap, d);
+	daemon_spawn(d, ap);
+	va_end(ap);
+	if (!proc_wait_line(d->agentd, TEST_READY_MS, ready))
+		FAIL("agentd did not get ready: \"%s\"", d->agentd->buf);
+}
+
+void test_daemon_add(const struct test_daemon *d, const char *name, const char *policy, char *cg,
+		     size_t cgsz)
+{
+	char out[4096];
+	int status = agentctl_run(out, sizeof(out), "agent", "add", name, "--policy", policy, NULL);
+
+	if (status)
+		FAIL("agent add %s: exit %d: %s", name, status, out);
+	if (cg)
+		snprintf(cg, cgsz, "%s/%s", d->cgroup, name);
+}

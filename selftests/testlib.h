@@ -111,6 +111,34 @@ int test_loopback_connect(void *port);
  * out FAILs the test (agentctl killed), never hangs it. */
 int agentctl_run(char *out, size_t outsz, ...);
 
+/*
+ * agentd in daemon mode for the test: its control socket, state, audit log, pins and parent of
+ * agents' cgroups its own, under a fresh directory (a short path: the socket's must fit
+ * sun_path), AGENTD_CONTROL set for agentctl_run(). Processes, cgroups, pins and files are
+ * removed when the test ends.
+ */
+struct test_daemon {
+	char dir[256];
+	char control[PATH_MAX];
+	char state[PATH_MAX];
+	char audit[PATH_MAX];
+	char pins[PATH_MAX];
+	char cgroup[PATH_MAX]; /* parent of the agents' cgroups (--cgroup) */
+	struct proc *agentd;
+};
+
+/* Makes d's directory and names its paths; starts nothing. */
+void test_daemon_init(struct test_daemon *d, const char *name);
+/* Starts agentd on d's paths with the further options given (NULL-terminated), without waiting
+ * for it: d->agentd. */
+struct proc *test_daemon_spawn(struct test_daemon *d, ...);
+/* test_daemon_spawn(), then waits for "agentd: ready"; FAILs when it does not come. */
+void test_daemon_start(struct test_daemon *d, ...);
+/* agentctl agent add name --policy policy; FAILs when refused. The agent's cgroup in cg (when
+ * cg is not NULL). */
+void test_daemon_add(const struct test_daemon *d, const char *name, const char *policy, char *cg,
+		     size_t cgsz);
+
 /* run_in_cgroup() bodies: open path read-only (or create it); return 0 or the errno. */
 int try_open(void *path);
 int try_create(void *path);

@@ -70,23 +70,24 @@ TEST(probe_verdict_matches_kernel)
 		FAIL("agentd --probe exited %d", status);
 }
 
-/* Never silently unconfined: without BPF LSM, agentd refuses the rule it cannot enforce. */
+/*
+ * Never silently unconfined: without BPF LSM, agentd (without --allow-partial) refuses to start,
+ * so that no agent's file rule is taken on and left unenforced.
+ */
 TEST(agentd_refuses_rule_it_cannot_enforce)
 {
-	char line[256], cg[PATH_MAX], secret[PATH_MAX];
 	const char *ready[] = { "agentd: ready", NULL };
-	struct proc *p;
+	struct test_daemon d;
+	char line[256];
 	int status;
 
 	if (agentd_probe(line, sizeof(line)) == 0)
 		SKIP("BPF LSM works on this kernel: the kernel tests run natively instead");
-	test_cgroup(cg, sizeof(cg));
-	test_file(secret, sizeof(secret), "secret", "x\n");
-	char *argv[] = { "agentd", "--agent-cgroup", cg, "--deny-open", secret, NULL };
-	p = proc_start(argv);
-	if (proc_wait_line(p, 20000, ready))
-		FAIL("agentd claims to enforce a BPF LSM rule on a kernel that refuses BPF LSM");
-	status = proc_stop(p, 0);
+	test_daemon_init(&d, "nolsm");
+	test_daemon_spawn(&d, NULL);
+	if (proc_wait_line(d.agentd, 20000, ready))
+		FAIL("agentd claims to enforce BPF LSM rules on a kernel that refuses BPF LSM");
+	status = proc_stop(d.agentd, 0);
 	ASSERT(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 3);
 }

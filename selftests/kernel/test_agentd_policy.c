@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * agentd end to end with a policy: the policy compiles to the kernel's rules, an agent task is
- * held to them, and every deny lands in an audit log that verifies.
+ * agentd end to end with a policy: an agent added over the control socket, its policy compiled
+ * to the kernel's rules, an agent task held to them, and every deny in an audit log that
+ * verifies.
  */
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/ioctl.h>
-#include <linux/fs.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,24 +15,32 @@
 #include "testlib.h"
 
 struct paths {
-	char pins[PATH_MAX];
-	char cgroup[PATH_MAX];
+	struct test_daemon d;
+	char cgroup[PATH_MAX]; /* the agent's */
 	char secret[PATH_MAX];
 	char policy[PATH_MAX];
 	char work[PATH_MAX];
-	char audit[PATH_MAX];
 };
 
-static struct proc *restart_agentd(struct paths *p);
+/* agentd with decisions on stdout (-v), as a restart adopting what an earlier one pinned. */
+static struct proc *restart_agentd(struct paths *p)
+{
+	test_daemon_start(&p->d, "-v", NULL);
+	return p->d.agentd;
+}
 
+/* agentd, and the agent "t" added with a policy denying the secret. */
 static struct proc *start_agentd(struct paths *p)
 {
 	char policy[4 * PATH_MAX];
 
-	test_cgroup(p->cgroup, sizeof(p->cgroup));
-	test_tmpdir(p->work, sizeof(p->work), "work");
-	test_tmpdir(p->audit, sizeof(p->audit), "audit");
-	test_file(p->secret, sizeof(p->secret), "secret", "s3cr3t\n");
+	test_daemon_init(&p->d, "policy");
+	snprintf(p->work, sizeof(p->work), "%s/work", p->d.dir);
+	snprintf(p->secret, sizeof(p->secret), "%s/secret", p->d.dir);
+	snprintf(p->policy, sizeof(p->policy), "%s/policy.json", p->d.dir);
+	if (mkdir(p->work, 0755))
+		FAIL("mkdir %s: %s", p->work, strerror(errno));
+	test_write(p->secret, "s3cr3t\n", 0644);
 	snprintf(policy, sizeof(policy),
 		 "{\"name\": \"t\", \"files\": ["
 		 "{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
@@ -43,24 +48,10 @@ static struct proc *start_agentd(struct paths *p)
 		 "{\"path\": \"%s\", \"rights\": []}],"
 		 "\"network\": {\"sockets\": [\"inet\", \"unix\"]}}\n",
 		 p->work, p->secret);
-	test_file(p->policy, sizeof(p->policy), "policy.json", policy);
-
-	test_pin_dir(p->pins, sizeof(p->pins));
-	return restart_agentd(p);
-}
-
-/* agentd on the test's cgroup and policy, again (adopting what an earlier one pinned). */
-static struct proc *restart_agentd(struct paths *p)
-{
-	const char *ready[] = { "agentd: ready", NULL };
-	struct proc *agentd;
-
-	char *argv[] = { "agentd",   "--pin-dir", p->pins,	 "--agent-cgroup", p->cgroup,
-			 "--policy", p->policy,	  "--audit-dir", p->audit,	   NULL };
-	agentd = proc_start(argv);
-	if (!proc_wait_line(agentd, TEST_READY_MS, ready))
-		FAIL("agentd did not get ready: \"%s\"", agentd->buf);
-	return agentd;
+	test_write(p->policy, policy, 0644);
+	restart_agentd(p);
+	test_daemon_add(&p->d, "t", p->policy, p->cgroup, sizeof(p->cgroup));
+	return p->d.agentd;
 }
 
 /* Runs an agentctl command; returns its exit status, its first output line in out. */
@@ -98,9 +89,9 @@ TEST(agentd_enforces_a_policy_and_audits_it)
 	ASSERT(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 0);
 
-	char *verify[] = { "agentctl", "audit", "verify", "--dir", p.audit, NULL };
+	char *verify[] = { "agentctl", "audit", "verify", "--dir", p.d.audit, NULL };
 	ASSERT_EQ(agentctl(verify, line, sizeof(line)), 0);
-	char *query[] = { "agentctl", "audit", "query",	     "--dir", p.audit,
+	char *query[] = { "agentctl", "audit", "query",	     "--dir", p.d.audit,
 			  "--kind",   "file",  "--decision", "deny",  NULL };
 	ASSERT_EQ(agentctl(query, line, sizeof(line)), 0);
 	snprintf(want, sizeof(want), "\"path\":\"%s\"", p.secret);
@@ -108,24 +99,27 @@ TEST(agentd_enforces_a_policy_and_audits_it)
 		FAIL("first deny in the audit log is not the secret's open: %s", line);
 }
 
+/* A policy that does not load is refused with its place, and nothing is added. */
 TEST(agentd_refuses_a_broken_policy)
 {
-	char cg[PATH_MAX], policy[PATH_MAX];
-	const char *ready[] = { "agentd: ready", NULL };
-	struct proc *agentd;
-	int status;
+	char policy[PATH_MAX], cg[PATH_MAX + 8], out[8192];
+	struct test_daemon d;
 
-	test_cgroup(cg, sizeof(cg));
-	test_file(policy, sizeof(policy), "bad.json",
-		  "{\"name\": \"t\", \"files\": [{\"path\": "
-		  "\"/does-not-exist\", \"rights\": []}]}\n");
-	char *argv[] = { "agentd", "--agent-cgroup", cg, "--policy", policy, NULL };
-	agentd = proc_start(argv);
-	if (proc_wait_line(agentd, 20000, ready))
-		FAIL("agentd started with a policy naming a missing path");
-	status = proc_stop(agentd, 0);
-	ASSERT(WIFEXITED(status));
-	ASSERT_EQ(WEXITSTATUS(status), 3);
+	test_daemon_init(&d, "badpol");
+	snprintf(policy, sizeof(policy), "%s/bad.json", d.dir);
+	test_write(policy,
+		   "{\"name\": \"t\", \"files\": [{\"path\": "
+		   "\"/does-not-exist\", \"rights\": []}]}\n",
+		   0644);
+	test_daemon_start(&d, NULL);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t", "--policy", policy, "--json",
+			       NULL),
+		  1);
+	if (!strstr(out, "bad-policy") || !strstr(out, "/does-not-exist"))
+		FAIL("agentd added an agent with a policy naming a missing path: %s", out);
+	snprintf(cg, sizeof(cg), "%s/t", d.cgroup);
+	ASSERT_EQ(access(cg, F_OK), -1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "info", "t", NULL), 1);
 }
 
 static int agentd_teardown(const char *pins)
@@ -158,40 +152,6 @@ TEST(enforcement_outlives_agentd)
 	proc_stop(agentd, SIGTERM);
 	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), EPERM);
 
-	ASSERT_EQ(agentd_teardown(p.pins), 0);
+	ASSERT_EQ(agentd_teardown(p.d.pins), 0);
 	ASSERT_EQ(run_in_cgroup(p.cgroup, try_open, p.secret, NULL), 0);
-}
-
-static int touch_now(void *path)
-{
-	return utimensat(AT_FDCWD, path, NULL, 0) ? errno : 0;
-}
-
-/* Single-agent mode follows the mount table too: a file system mounted in the workspace after
- * the policy loaded is unknown to the hooks that see no mount (setting times to now needs
- * write), denied until agentd sees the change and refreshes the agent's mount roots. */
-TEST(agentd_single_agent_follows_the_mount_table)
-{
-	const char *refreshed[] = { "agentd: mount roots refreshed", NULL };
-	char late[PATH_MAX + 8], f[PATH_MAX + 16];
-	struct proc *agentd;
-	struct paths p;
-	int fd;
-
-	agentd = start_agentd(&p);
-	snprintf(late, sizeof(late), "%s/late", p.work);
-	snprintf(f, sizeof(f), "%s/f", late);
-	ASSERT_OK(mkdir(late, 0755));
-	/* Stopped so that the mount is not seen before the first attempt. */
-	ASSERT_OK(kill(agentd->pid, SIGSTOP));
-	test_mount_tmpfs(late);
-	fd = open(f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-	ASSERT_OK(fd);
-	close(fd);
-	ASSERT_EQ(run_in_cgroup(p.cgroup, touch_now, f, NULL), EPERM);
-	ASSERT_EQ(run_in_cgroup(NULL, touch_now, f, NULL), 0);
-	ASSERT_OK(kill(agentd->pid, SIGCONT));
-	if (!proc_wait_line(agentd, 10000, refreshed))
-		FAIL("agentd did not refresh the mount roots: \"%s\"", agentd->buf);
-	ASSERT_EQ(run_in_cgroup(p.cgroup, touch_now, f, NULL), 0);
 }

@@ -22,16 +22,10 @@
 #include "testlib.h"
 
 struct denv {
-	char dir[256];
-	char state[PATH_MAX];
-	char control[PATH_MAX];
-	char audit[PATH_MAX];
-	char pins[PATH_MAX];
-	char cgroup[PATH_MAX];
+	struct test_daemon d;
 	char policy[PATH_MAX];
 	char work[PATH_MAX];
 	char secret[PATH_MAX];
-	struct proc *agentd;
 };
 
 static void write_text(const char *path, const char *text)
@@ -59,54 +53,19 @@ static void write_policy(struct denv *e, bool b)
 	write_text(e->policy, text);
 }
 
-static void start_agentd(struct denv *e)
-{
-	const char *ready[] = { "agentd: ready", NULL };
-
-	char *argv[] = { "agentd", "--control", e->control, "--state-dir", e->state,  "--audit-dir",
-			 e->audit, "--pin-dir", e->pins,    "--cgroup",	   e->cgroup, NULL };
-	e->agentd = proc_start(argv);
-	if (!proc_wait_line(e->agentd, TEST_READY_MS, ready))
-		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
-}
-
 static struct denv *setup(void)
 {
 	static struct denv e;
-	char root[PATH_MAX - 64];
 
-	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
-	test_tmpdir(e.dir, sizeof(e.dir), "daemon");
-	snprintf(e.state, sizeof(e.state), "%s/state", e.dir);
-	snprintf(e.control, sizeof(e.control), "%s/control.sock", e.dir);
-	snprintf(e.audit, sizeof(e.audit), "%s/audit", e.dir);
-	snprintf(e.policy, sizeof(e.policy), "%s/policy.json", e.dir);
-	snprintf(e.work, sizeof(e.work), "%s/work", e.dir);
-	snprintf(e.secret, sizeof(e.secret), "%s/secret", e.dir);
-	snprintf(e.cgroup, sizeof(e.cgroup), "%s/agentd-test-%d", root, getpid());
+	test_daemon_init(&e.d, "daemon");
+	snprintf(e.policy, sizeof(e.policy), "%s/policy.json", e.d.dir);
+	snprintf(e.work, sizeof(e.work), "%s/work", e.d.dir);
+	snprintf(e.secret, sizeof(e.secret), "%s/secret", e.d.dir);
 	ASSERT_OK(mkdir(e.work, 0755));
 	write_text(e.secret, "s3cr3t\n");
 	write_policy(&e, false);
-	test_pin_dir(e.pins, sizeof(e.pins));
-	test_cgroup_tree_at_end(e.cgroup);
-	setenv("AGENTD_CONTROL", e.control, 1);
-	start_agentd(&e);
+	test_daemon_start(&e.d, NULL);
 	return &e;
-}
-
-static void add_agent(struct denv *e, const char *name)
-{
-	char out[4096];
-	int status =
-		agentctl_run(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL);
-
-	if (status)
-		FAIL("agent add %s: exit %d: %s", name, status, out);
-}
-
-static void agent_cgroup(const struct denv *e, const char *name, char *out, size_t sz)
-{
-	snprintf(out, sz, "%s/%s", e->cgroup, name);
 }
 
 TEST(daemon_agent_is_held_to_its_policy)
@@ -114,7 +73,7 @@ TEST(daemon_agent_is_held_to_its_policy)
 	struct denv *e = setup();
 	char out[8192], created[PATH_MAX + 16];
 
-	add_agent(e, "t-pol");
+	test_daemon_add(&e->d, "t-pol", e->policy, NULL, 0);
 	snprintf(created, sizeof(created), "%s/new", e->work);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-pol", "--", "cat", e->secret, NULL), 1);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "t-pol", "--", "sh", "-c",
@@ -168,8 +127,7 @@ TEST(daemon_reload_never_opens_what_both_policies_deny)
 	int pipefd[2], cgfd, status, i;
 	pid_t pid;
 
-	add_agent(e, "t-rl");
-	agent_cgroup(e, "t-rl", cg, sizeof(cg));
+	test_daemon_add(&e->d, "t-rl", e->policy, cg, sizeof(cg));
 	ASSERT_OK(pipe2(pipefd, O_CLOEXEC));
 	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ASSERT_OK(cgfd);
@@ -203,12 +161,11 @@ TEST(daemon_kill9_keeps_enforcing_and_restart_readopts)
 	struct denv *e = setup();
 	char out[8192], cg[PATH_MAX + 80];
 
-	add_agent(e, "t-keep");
-	agent_cgroup(e, "t-keep", cg, sizeof(cg));
-	proc_stop(e->agentd, SIGKILL);
+	test_daemon_add(&e->d, "t-keep", e->policy, cg, sizeof(cg));
+	proc_stop(e->d.agentd, SIGKILL);
 	ASSERT_EQ(run_in_cgroup(cg, try_open, e->secret, NULL), EPERM);
 	ASSERT_EQ(run_in_cgroup(NULL, try_open, e->secret, NULL), 0);
-	start_agentd(e);
+	test_daemon_start(&e->d, NULL);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 0);
 	if (!strstr(out, "t-keep"))
 		FAIL("agent ls after restart: %s", out);
@@ -246,8 +203,7 @@ TEST(daemon_applies_resource_limits)
 		 " \"limits\": {\"cpu\": 0.5, \"memory\": \"64M\", \"pids\": 5,"
 		 " \"wall_clock\": \"3s\"}}\n");
 	write_text(e->policy, text);
-	add_agent(e, "t-lim");
-	agent_cgroup(e, "t-lim", cg, sizeof(cg));
+	test_daemon_add(&e->d, "t-lim", e->policy, cg, sizeof(cg));
 	read_cgroup_file(cg, "pids.max", value, sizeof(value));
 	ASSERT_STREQ(value, "5");
 	read_cgroup_file(cg, "memory.max", value, sizeof(value));
@@ -272,18 +228,18 @@ TEST(daemon_follows_the_mount_table)
 	struct denv *e = setup();
 	char cg[PATH_MAX + 64], late[PATH_MAX + 8], f[PATH_MAX + 16];
 
-	add_agent(e, "t-mnt");
-	agent_cgroup(e, "t-mnt", cg, sizeof(cg));
+	test_daemon_add(&e->d, "t-mnt", e->policy, cg, sizeof(cg));
 	snprintf(late, sizeof(late), "%s/late", e->work);
 	snprintf(f, sizeof(f), "%s/f", late);
 	ASSERT_OK(mkdir(late, 0755));
 	/* Stopped so that the mount is not seen before the first attempt. */
-	ASSERT_OK(kill(e->agentd->pid, SIGSTOP));
+	ASSERT_OK(kill(e->d.agentd->pid, SIGSTOP));
 	test_mount_tmpfs(late);
 	write_text(f, "data\n");
 	ASSERT_EQ(run_in_cgroup(cg, touch_now, f, NULL), EPERM);
-	ASSERT_OK(kill(e->agentd->pid, SIGCONT));
-	if (!proc_wait_line(e->agentd, 10000, refreshed))
-		FAIL("agentd did not refresh the mount roots: \"%s\"", e->agentd->buf);
+	ASSERT_EQ(run_in_cgroup(NULL, touch_now, f, NULL), 0);
+	ASSERT_OK(kill(e->d.agentd->pid, SIGCONT));
+	if (!proc_wait_line(e->d.agentd, 10000, refreshed))
+		FAIL("agentd did not refresh the mount roots: \"%s\"", e->d.agentd->buf);
 	ASSERT_EQ(run_in_cgroup(cg, touch_now, f, NULL), 0);
 }

@@ -15,35 +15,53 @@
 #include "ops.h"
 
 struct slice {
-	char pins[PATH_MAX];
-	char cgroup[PATH_MAX];
+	struct test_daemon d;
+	char cgroup[PATH_MAX]; /* the agent's */
 	char secret[PATH_MAX];
 	char other[PATH_MAX];
 	struct proc *agentd;
 };
 
-/* agentd denying the file at secret (created when empty) to the agent cgroup. With -o
- * omit-deny-rule the rule is left out (it denies "other-decoy" instead), so that the deny tests
- * must fail: proof that they can. */
+/* A policy that allows everything but opening denied: every right below /, none on denied, each
+ * socket family the policy language names, connections anywhere, binding, and memfd and
+ * writable executables. */
+static void write_deny_policy(const char *path, const char *denied)
+{
+	char text[2 * PATH_MAX];
+
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"deny-open\", \"files\": ["
+		 "{\"path\": \"/\", \"rights\": [\"read\", \"write\", \"exec\", \"create\","
+		 " \"remove\", \"link\", \"truncate\", \"setattr\"]},"
+		 "{\"path\": \"%s\", \"rights\": []}],"
+		 " \"exec\": {\"allow_memfd\": true, \"allow_writable\": true},"
+		 " \"network\": {\"connect\": [{\"cidr\": \"0.0.0.0/0\"}, {\"cidr\": \"::/0\"}],"
+		 " \"bind\": true,"
+		 " \"sockets\": [\"inet\", \"inet6\", \"unix\", \"netlink\", \"packet\", "
+		 "\"raw\"]}}\n",
+		 denied);
+	test_write(path, text, 0644);
+}
+
+/* agentd (decisions on stdout: -v) with an agent denied the file at secret (created when
+ * empty). With -o omit-deny-rule the policy denies "other-decoy" instead, so that the deny
+ * tests must fail: proof that they can. */
 static void slice_start_denying(struct slice *s, const char *secret)
 {
-	char decoy[PATH_MAX];
-	const char *ready[] = { "agentd: ready", NULL };
+	char decoy[PATH_MAX], policy[PATH_MAX];
 
-	test_cgroup(s->cgroup, sizeof(s->cgroup));
+	test_daemon_init(&s->d, "files");
 	if (secret)
 		snprintf(s->secret, sizeof(s->secret), "%s", secret);
 	else
 		test_file(s->secret, sizeof(s->secret), "secret", "s3cr3t\n");
 	test_file(s->other, sizeof(s->other), "other", "public\n");
 	test_file(decoy, sizeof(decoy), "other-decoy", "decoy\n");
-	char *denied = test_option("omit-deny-rule") ? decoy : s->secret;
-	test_pin_dir(s->pins, sizeof(s->pins));
-	char *argv[] = { "agentd",  "--pin-dir",   s->pins, "--agent-cgroup",
-			 s->cgroup, "--deny-open", denied,  NULL };
-	s->agentd = proc_start(argv);
-	if (!proc_wait_line(s->agentd, TEST_READY_MS, ready))
-		FAIL("agentd did not get ready: \"%s\"", s->agentd->buf);
+	snprintf(policy, sizeof(policy), "%s/policy.json", s->d.dir);
+	write_deny_policy(policy, test_option("omit-deny-rule") ? decoy : s->secret);
+	test_daemon_start(&s->d, "-v", NULL);
+	s->agentd = s->d.agentd;
+	test_daemon_add(&s->d, "t", policy, s->cgroup, sizeof(s->cgroup));
 }
 
 static void slice_start(struct slice *s)

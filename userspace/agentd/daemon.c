@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Daemon mode: agentd with no --agent-cgroup. One poll loop serves the control socket, the
+ * The daemon, agentd's one mode. One poll loop serves the control socket, the
  * ring buffer and the audit writer's batch timer. Agents live under one parent cgroup, where
  * the cgroup programs are attached once; their state is kept in the state directory, so that a
  * restarted agentd re-adopts them. Stopping leaves every pin: enforcement goes on.
