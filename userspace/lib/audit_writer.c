@@ -374,8 +374,8 @@ static void recovered(struct audit_writer *w)
 		r->kind = AUDIT_KIND_LIFECYCLE;
 		strcpy(r->op, "log-resumed");
 		snprintf(r->detail, sizeof(r->detail),
-			 "from=%s until=%s ms=%llu error=%s attempts=%llu held=%llu lost=%llu", since,
-			 until, (unsigned long long)(now - f->since_ns) / 1000000,
+			 "from=%s until=%s ms=%llu error=%s attempts=%llu held=%llu lost=%llu",
+			 since, until, (unsigned long long)(now - f->since_ns) / 1000000,
 			 strerrorname_np(-f->err) ? strerrorname_np(-f->err) : "?",
 			 (unsigned long long)f->attempts, (unsigned long long)f->held,
 			 (unsigned long long)lost);
