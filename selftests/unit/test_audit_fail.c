@@ -235,3 +235,44 @@ TEST(audit_writer_rewrites_a_batch_whose_fdatasync_failed)
 	ASSERT(strstr(data, "error=EIO attempts=2 "));
 	free(data);
 }
+
+/* The batch that ends a segment fails: the switch to the next segment waits for it, held
+ * records go to the next segment after segment-start, and the chain runs across both. */
+TEST(audit_writer_rotation_waits_for_a_failed_segment_end)
+{
+	struct audit_writer_opts o = { .host = "test",
+				       .no_append_flag = true,
+				       .segment_bytes = 8192,
+				       .batch_records = 100000,
+				       .batch_ms = 100000 };
+	struct audit_verify_result res;
+	struct audit_segments segs;
+	struct audit_writer *w;
+	char dir[64], *data;
+	size_t len;
+
+	failing_setup(dir, sizeof(dir));
+	ASSERT_EQ(audit_writer_open(&w, dir, &o), 0);
+	limit_fsize(live_size(dir) + 2000);
+	/* about 20 records of ~420 bytes pass 8 KiB: segment-end is queued, its batch fails */
+	append_n(w, 1, 30, 0);
+	ASSERT_EQ(audit_writer_failing(w, NULL), -EFBIG);
+	append_n(w, 1, 10, 30);
+	limit_fsize(-1);
+	run_until_recovered(w);
+	append_n(w, 1, 5, 40);
+	ASSERT_EQ(audit_writer_close(w), 0);
+	ASSERT_EQ(audit_test_verify(dir, &res), 0);
+	/* the held records and log-resumed follow the second segment's segment-start */
+	ASSERT_EQ(audit_segments_list(dir, &segs), 0);
+	ASSERT(segs.n >= 2);
+	data = audit_test_slurp(segs.paths[1], &len);
+	audit_segments_free(&segs);
+	ASSERT(strstr(data, "\"op\":\"segment-start\""));
+	ASSERT(strstr(data, "\"op\":\"log-resumed\""));
+	free(data);
+	/* every record numbered, none lost: 45, and the writer's own */
+	ASSERT_EQ(res.first_seq, 1);
+	ASSERT_EQ(res.last_seq, res.records);
+	ASSERT(res.records >= 45 + 6);
+}

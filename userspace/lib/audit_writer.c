@@ -443,11 +443,10 @@ static int retry(struct audit_writer *w, bool force)
 			commit_go(&w->commit);
 		return commit_reap(w, force);
 	}
+	/* the batch that ended the segment is committed; switch_segment() ends the outage */
 	err = switch_segment(w);
 	if (err)
 		failed(w, err);
-	else
-		recovered(w);
 	return err;
 }
 
