@@ -729,3 +729,28 @@ TEST(policy_proxy_ports_default_set_and_errors)
 		refused(json, bad[i].want);
 	}
 }
+
+TEST(policy_audit_on_failure_freeze_by_default_continue_when_asked)
+{
+	struct policy *p;
+
+	setup();
+	put("p.json", "{\"name\": \"x\"}");
+	p = accepted("p.json", NULL);
+	ASSERT_EQ(p->audit.on_failure, POLICY_AUDIT_FREEZE);
+	policy_free(p);
+	put("p.json", "{\"name\": \"x\", \"audit\": {\"on_failure\": \"continue\"}}");
+	p = accepted("p.json", NULL);
+	ASSERT_EQ(p->audit.on_failure, POLICY_AUDIT_CONTINUE);
+	policy_free(p);
+	put("base.json", "{\"name\": \"b\", \"audit\": {\"on_failure\": \"continue\"}}");
+	put("p.json", "{\"name\": \"x\", \"extends\": [\"base.json\"],\n"
+		      " \"audit\": {\"on_failure\": \"freeze\"}}");
+	p = accepted("p.json", NULL);
+	ASSERT_EQ(p->audit.on_failure, POLICY_AUDIT_FREEZE);
+	policy_free(p);
+	refused("{\"name\": \"x\",\n \"audit\": {\"on_failure\": \"stop\"}}",
+		"p.json:2:26: /audit/on_failure: expected one of freeze, continue; found \"stop\"");
+	refused("{\"name\": \"x\", \"audit\": {\"on_failure\": true}}",
+		"p.json:1:39: /audit/on_failure: expected freeze or continue; found true");
+}

@@ -26,6 +26,7 @@
 #include <openssl/sha.h>
 #include <bpf/bpf.h>
 #include "accept.h"
+#include "audit_hold.h"
 #include "broker.h"
 #include "broker_int.h"
 #include "cgroup.h"
@@ -599,7 +600,10 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *data, siz
 	len = args ? strlen(args) : 0;
 	free(args);
 	t = granted(ba->a, req.tool);
-	if (!t) {
+	if (audit_blocked(ba->a)) {
+		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
+		       "the audit log cannot be written: the agent is frozen until it can");
+	} else if (!t) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_DENIED,
 		       "the agent's policy does not grant this tool");
 	} else if (broker_args_check(t, req.args, &err)) {

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "accept.h"
+#include "audit_hold.h"
 #include "cgroup.h"
 #include "cglimits.h"
 #include "daemon.h"
@@ -78,7 +79,9 @@ static int check_layers(struct daemon *d)
 
 static int open_audit(struct daemon *d)
 {
-	struct audit_writer_opts wo = { .committed = stream_committed, .ctx = d };
+	struct audit_writer_opts wo = { .committed = stream_committed,
+					.hold = audit_hold_records,
+					.ctx = d };
 	int err;
 
 	if (mkdir(d->o->state_dir, 0700) && errno != EEXIST) {
@@ -218,6 +221,7 @@ static void report_drops(struct daemon *d, bool now)
 		if (d->agents[i])
 			loss_check(&d->loss, d->e, d->sink.audit, i);
 	agents_enforce_deadlines(d);
+	audit_hold_update(d, true);
 }
 
 static int timeout_ms(struct daemon *d, struct server *srv, bool more)
@@ -308,9 +312,10 @@ static int serve(struct daemon *d, struct server *srv)
 		}
 		report_drops(d, false);
 		stream_tick(d);
-		r = audit_writer_tick(d->sink.audit);
-		if (r)
-			log_err("audit log: %s\n", strerror(-r));
+		/* A log that cannot be written is the writer's to log and retry, and the agents'
+		 * to wait for (audit_hold.c). */
+		audit_writer_tick(d->sink.audit);
+		audit_hold_update(d, false);
 	}
 	loop_del(d->loop, lfd);
 	return err;
@@ -388,6 +393,7 @@ int daemon_run(const struct options *o)
 	d->sink.budget = 0;
 	enforcer_consume(d->e, 0);
 	report_drops(d, true);
+	audit_hold_release(d);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "daemon-stop", NULL,
 		     "pid=%d enforcement continues (pinned in %s)", (int)getpid(), o->pin_dir);
 	log_info("stopping; the agents stay enforced (pins in %s)\n", o->pin_dir);

@@ -17,6 +17,7 @@ struct agent {
 	char limits_missing[64]; /* limits its policy sets that no controller enforces here */
 	__u64 deadline_ns; /* CLOCK_MONOTONIC; 0: no wall-clock limit */
 	bool expired; /* past its deadline: its processes are killed */
+	__u64 audit_frozen_ns; /* CLOCK_MONOTONIC since frozen for the audit log; 0: not (audit_hold.c) */
 	/* The policy applied last, and the tools registry its tools point into; NULL when an
 	 * adopted agent's policy no longer loads (its pinned rules still hold). */
 	struct policy *policy;

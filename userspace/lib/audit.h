@@ -55,6 +55,7 @@ enum audit_decision {
 #define AUDIT_HAS_TOOL (1U << 4) /* tool */
 #define AUDIT_HAS_COUNT (1U << 5) /* count (loss), source */
 #define AUDIT_HAS_CGROUP (1U << 6)
+#define AUDIT_HAS_TORN (1U << 7) /* torn (restart) */
 
 /*
  * One record. Strings are bounded and NUL-terminated; any bytes may be in them (they are
@@ -85,6 +86,7 @@ struct audit_record {
 	unsigned char args_sha256[32], out_sha256[32];
 	__u64 count;
 	char source[AUDIT_NAME_MAX];
+	__u64 torn; /* restart: bytes of a crash's torn tail before it */
 	char detail[AUDIT_DETAIL_MAX]; /* free text, identifiers only, never content */
 };
 
@@ -166,7 +168,14 @@ struct audit_writer_opts {
 	bool no_sync; /* skip fdatasync (benchmarks of the rest only; never in production) */
 	/* Called with each committed batch (whole lines, each ending in \n), after its fdatasync. */
 	void (*committed)(void *ctx, const char *lines, size_t len);
-	void *ctx;
+	/*
+	 * While the log cannot be written: whether the records of agent (0: not about an agent)
+	 * are held to be written later (true), or counted for a loss record (false). NULL: held.
+	 */
+	bool (*hold)(void *ctx, __u32 agent);
+	void *ctx; /* of committed and hold */
+	size_t hold_bytes; /* records held while the log fails, at most; past it, lost; 0: 4 MiB */
+	int (*sync)(int fd); /* makes a batch durable; NULL: fdatasync (tests inject failures) */
 };
 
 struct audit_writer;
@@ -178,17 +187,33 @@ struct audit_writer;
  */
 int audit_writer_open(struct audit_writer **out, const char *dir,
 		      const struct audit_writer_opts *opts);
-/* Assigns seq, time and prev and queues r; commits when the batch is full or old. */
+/*
+ * Assigns seq, time and prev and queues r; commits when the batch is full or old. While the log
+ * cannot be written, r is held or counted lost (opts.hold) and 0 returned: the failure is
+ * audit_writer_failing()'s. Returns 0, or -errno for a record that cannot be formatted.
+ */
 int audit_writer_append(struct audit_writer *w, const struct audit_record *r);
 /* A loss record: count events of agent (0: none) lost at source. */
 int audit_writer_loss(struct audit_writer *w, __u32 agent, __u64 count, const char *source,
 		      const char *detail);
-/* Commits the pending batch: one write, one fdatasync. Returns 0 or -errno. */
+/*
+ * Commits the pending batch: one write, one fdatasync. Returns 0, or -errno while the log cannot
+ * be written (the records stay held).
+ */
 int audit_writer_flush(struct audit_writer *w);
-/* Milliseconds until the pending batch must be committed (-1: none pending): a poll timeout. */
+/*
+ * Milliseconds until the pending batch must be committed, or the failing log tried again
+ * (-1: nothing pending): a poll timeout.
+ */
 int audit_writer_timeout_ms(struct audit_writer *w);
-/* Commits the pending batch if it is due. */
+/* Commits the pending batch if it is due; tries a failing log again once its back-off passed. */
 int audit_writer_tick(struct audit_writer *w);
+/*
+ * 0 while the log takes writes; while it does not, the last error, and with since_ns (may be
+ * NULL) the CLOCK_REALTIME of the first failure. When writes work again, the writer appends
+ * lifecycle/log-resumed and a loss record per agent whose records were not kept.
+ */
+int audit_writer_failing(const struct audit_writer *w, __u64 *since_ns);
 /* Whether FS_APPEND_FL holds on the live file. */
 bool audit_writer_append_only(const struct audit_writer *w);
 __u64 audit_writer_last_seq(const struct audit_writer *w);
@@ -265,6 +290,13 @@ int audit_expect_parse(const char *s, struct audit_expect *x);
 /* audit_verify_files, and each checkpoint must hold: its record present, with its hash. */
 int audit_verify_files_expect(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
 			      struct audit_verify_result *res);
+/*
+ * audit_verify_files_expect, calling each with every record the chain covers, in order, as it
+ * is verified: what comes after a problem is not covered (audit query prints only these).
+ */
+int audit_verify_files_each(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
+			    struct audit_verify_result *res,
+			    void (*each)(void *ctx, const char *line, size_t len), void *ctx);
 /* The same over a memory buffer taken as the live file (the fuzz target's entry point). */
 int audit_verify_buffer(const char *name, const char *data, size_t len,
 			struct audit_verify_result *res);

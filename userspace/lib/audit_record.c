@@ -218,6 +218,8 @@ static void format_outcome(struct out *o, const struct audit_record *r)
 		key_u64(o, ",\"count\":", r->count);
 		key_str(o, ",\"source\":", r->source, sizeof(r->source));
 	}
+	if (r->has & AUDIT_HAS_TORN)
+		key_u64(o, ",\"torn\":", r->torn);
 	if (r->detail[0])
 		key_str(o, ",\"detail\":", r->detail, sizeof(r->detail));
 }

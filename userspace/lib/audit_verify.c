@@ -273,6 +273,9 @@ struct verifier {
 	bool first_in_file;
 	char last_op[AUDIT_NAME_MAX];
 	__u64 remnant_line; /* first line of unparsable bytes awaiting a restart record */
+	__u64 remnant_bytes; /* their length, joined by their newlines */
+	void (*each)(void *ctx, const char *line, size_t len); /* every record the chain covers */
+	void *ctx;
 	const struct audit_expect *expect; /* checkpoints, met ones marked in met */
 	size_t nexpect;
 	bool *met;
@@ -299,6 +302,7 @@ static int problem(struct verifier *v, enum audit_problem p, __u64 line, __u64 s
 struct fields {
 	__u64 seq;
 	const char *prev, *op, *kind;
+	__u64 torn; /* restart: torn bytes before it */
 };
 
 static bool is_hex64(const char *s)
@@ -309,6 +313,24 @@ static bool is_hex64(const char *s)
 		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return false;
 	return s[64] == '\0';
+}
+
+/*
+ * The torn bytes a restart record names: its torn field, or in a record from before that field
+ * its detail ("...; N torn bytes"), which the writer has always written.
+ */
+static __u64 restart_torn(json_t *rec)
+{
+	json_t *torn = json_object_get(rec, "torn");
+	const char *detail = json_string_value(json_object_get(rec, "detail")), *p;
+	unsigned long long n;
+
+	if (json_is_integer(torn))
+		return json_integer_value(torn) > 0 ? json_integer_value(torn) : 0;
+	if (torn || !detail || !(p = strrchr(detail, ';')) ||
+	    sscanf(p, "; %llu torn bytes", &n) != 1)
+		return 0;
+	return n;
 }
 
 /* The fields verify relies on, typed; false when the line is not a record. */
@@ -325,6 +347,7 @@ static bool record_fields(json_t *rec, struct fields *f)
 	    !json_is_string(json_object_get(rec, "time")))
 		return false;
 	f->seq = json_integer_value(seq);
+	f->torn = restart_torn(rec);
 	return true;
 }
 
@@ -387,6 +410,48 @@ static int check_expect(struct verifier *v, __u64 seq)
 	return 0;
 }
 
+/*
+ * A line that is not a record. A crash leaves at most one torn tail: bytes that are no JSON
+ * (a record cut short), ended by the next writer's newline and followed by its restart record,
+ * which names their length. A complete JSON line that is not a record is never a crash's.
+ */
+static int remnant(struct verifier *v, json_t *rec, size_t len)
+{
+	if (rec)
+		return problem(v, AUDIT_BAD_RECORD, v->line, 0,
+			       "a JSON line that is not a record of this schema: inserted");
+	if (!v->remnant_line) {
+		v->remnant_line = v->line;
+		v->remnant_bytes = len;
+	} else {
+		v->remnant_bytes += 1 + len;
+	}
+	return 0;
+}
+
+/* Torn bytes are accepted only before a restart record that names exactly their length. */
+static int check_remnant(struct verifier *v, const struct fields *f)
+{
+	bool restart = !strcmp(f->op, "restart");
+
+	if (v->remnant_line && !restart)
+		return problem(v, AUDIT_BAD_RECORD, v->remnant_line, 0,
+			       "not a record of this schema, and no restart record follows: "
+			       "inserted");
+	if (v->remnant_line && f->torn != v->remnant_bytes)
+		return problem(v, AUDIT_BAD_RECORD, v->remnant_line, 0,
+			       "%llu bytes that are not a record before a restart record that "
+			       "names %llu torn bytes: inserted or altered",
+			       (unsigned long long)v->remnant_bytes, (unsigned long long)f->torn);
+	if (!v->remnant_line && restart && f->torn)
+		return problem(v, AUDIT_BAD_RECORD, v->line, f->seq,
+			       "the restart record names %llu torn bytes before it, and there are "
+			       "none: removed",
+			       (unsigned long long)f->torn);
+	v->remnant_line = 0;
+	return 0;
+}
+
 static int verify_record(struct verifier *v, const char *line, size_t len)
 {
 	struct fields f;
@@ -394,19 +459,13 @@ static int verify_record(struct verifier *v, const char *line, size_t len)
 	int bad;
 
 	if (!json_is_object(rec) || !record_fields(rec, &f)) {
+		bad = remnant(v, rec, len);
 		json_decref(rec);
-		if (!v->remnant_line)
-			v->remnant_line = v->line;
-		return 0;
+		return bad;
 	}
-	/* Bytes that are not records are a crash's torn tail only when a restart follows. */
-	if (v->remnant_line && strcmp(f.op, "restart")) {
-		json_decref(rec);
-		return problem(v, AUDIT_BAD_RECORD, v->remnant_line, 0,
-			       "not a record of this schema");
-	}
-	v->remnant_line = 0;
-	bad = v->have_prev ? check_chain(v, &f) : check_first(v, &f);
+	bad = check_remnant(v, &f);
+	if (!bad)
+		bad = v->have_prev ? check_chain(v, &f) : check_first(v, &f);
 	if (!bad && v->first_in_file && v->name_seq && v->name_seq != f.seq)
 		bad = problem(v, AUDIT_SEGMENT_NAME, v->line, f.seq,
 			      "the file is named for seq %llu but begins at seq %llu", v->name_seq,
@@ -423,6 +482,8 @@ static int verify_record(struct verifier *v, const char *line, size_t len)
 		snprintf(v->last_op, sizeof(v->last_op), "%s", f.op);
 		v->have_prev = true;
 		v->first_in_file = false;
+		if (v->each)
+			v->each(v->ctx, line, len);
 	}
 	json_decref(rec);
 	return bad;
@@ -531,8 +592,9 @@ static int unmet(struct verifier *v, const struct audit_expect *x)
 		       (unsigned long long)res->last_seq, (unsigned long long)x->seq);
 }
 
-int audit_verify_files_expect(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
-			      struct audit_verify_result *res)
+int audit_verify_files_each(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
+			    struct audit_verify_result *res,
+			    void (*each)(void *ctx, const char *line, size_t len), void *ctx)
 {
 	bool *met = calloc(nx ? nx : 1, sizeof(*met));
 	struct verifier v;
@@ -540,6 +602,8 @@ int audit_verify_files_expect(char *const *paths, size_t n, const struct audit_e
 	int bad = 0;
 
 	verifier_init(&v, res);
+	v.each = each;
+	v.ctx = ctx;
 	if (!met) {
 		v.file = "";
 		return problem(&v, AUDIT_IO, 0, 0, "out of memory");
@@ -560,6 +624,12 @@ int audit_verify_files_expect(char *const *paths, size_t n, const struct audit_e
 	if (!bad)
 		strcpy(res->last_hash, v.hash);
 	return bad;
+}
+
+int audit_verify_files_expect(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
+			      struct audit_verify_result *res)
+{
+	return audit_verify_files_each(paths, n, x, nx, res, NULL, NULL);
 }
 
 int audit_verify_files(char *const *paths, size_t n, struct audit_verify_result *res)

@@ -57,7 +57,7 @@ static const char *const exec_allow_keys[] = { "path", "optional", NULL };
 static const char *const net_keys[] = { "connect", "bind", "sockets", "proxy", NULL };
 static const char *const connect_keys[] = { "cidr", "ports", "protocol", NULL };
 static const char *const proxy_keys[] = { "allow_hosts", "ports", NULL };
-static const char *const audit_keys[] = { "log_allows", NULL };
+static const char *const audit_keys[] = { "log_allows", "on_failure", NULL };
 
 static const char *const right_names[] = { "read",   "write", "exec",	  "create",
 					   "remove", "link",  "truncate", "setattr" };
@@ -1023,6 +1023,20 @@ static bool name_ok(const char *s)
 	return n && n == strlen(s) && n <= POLICY_NAME_MAX && s[0] != '-';
 }
 
+static void apply_on_failure(struct loader *L, const struct jdoc *d, const char *at, json_t *o)
+{
+	char el[JPTR_MAX], buf[80];
+	json_t *v = field(L, d, at, o, "on_failure", JSON_STRING, "freeze or continue", el);
+
+	if (v && strcmp(json_string_value(v), "freeze") && strcmp(json_string_value(v), "continue"))
+		err_at(L, d, el, "expected one of freeze, continue; found %s",
+		       found(v, buf, sizeof(buf)));
+	else if (v)
+		L->p->audit.on_failure = strcmp(json_string_value(v), "freeze")
+						 ? POLICY_AUDIT_CONTINUE
+						 : POLICY_AUDIT_FREEZE;
+}
+
 static void apply_scalars(struct loader *L, const struct jdoc *d)
 {
 	char at[JPTR_MAX], buf[80];
@@ -1054,6 +1068,7 @@ static void apply_scalars(struct loader *L, const struct jdoc *d)
 	if (o) {
 		jdoc_check_keys(L->errs, d, at, o, audit_keys);
 		get_bool(L, d, at, o, "log_allows", &L->p->audit.log_allows);
+		apply_on_failure(L, d, at, o);
 	}
 }
 

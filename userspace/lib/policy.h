@@ -22,6 +22,8 @@
 extern const char *const policy_env_reserved[];
 
 enum policy_mode { POLICY_MODE_ACT, POLICY_MODE_REPORT_ONLY };
+/* What an agent does while the audit log cannot be written (docs/AUDIT.md). */
+enum policy_audit_failure { POLICY_AUDIT_FREEZE, POLICY_AUDIT_CONTINUE };
 
 /* policy.sockets: the socket families an agent may create. */
 #define POLICY_SOCK_INET (1U << 0)
@@ -85,6 +87,7 @@ struct policy {
 	struct limits limits; /* 0 = unset */
 	struct {
 		bool log_allows;
+		enum policy_audit_failure on_failure;
 	} audit;
 	bool io_uring; /* io_uring_setup/enter/register, which the seccomp layer denies else */
 	__u64 capabilities; /* bit n: CAP n may be used; from "capabilities" */
