@@ -30,7 +30,10 @@
 #include "broker_int.h"
 #include "cgroup.h"
 #include "daemon.h"
+#include "landlock.h"
 #include "log.h"
+#include "probe.h"
+#include "tool_sandbox.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -112,6 +115,7 @@ struct broker {
 	char rundir[PATH_MAX];
 	__u64 n_calls, n_runs;
 	rlim_t nofile; /* agentd's RLIMIT_NOFILE soft limit at start, the tools' */
+	int landlock_abi; /* what holds tools to their callers' files; -errno: none, tools refused */
 	char tools_missing[64]; /* controllers tool cgroups do not get here: "cpu, memory, pids" */
 };
 
@@ -461,6 +465,17 @@ static void strv_free(char **v, size_t n, bool wipe)
 	free(v);
 }
 
+/* Root only when the registry says so; else its uid, or the agent's own tool id. */
+static void tool_ids(const struct tool *t, __u32 agent, unsigned int *uid, unsigned int *gid)
+{
+	if (t->root)
+		*uid = *gid = 0;
+	else if (t->uid)
+		*uid = t->uid, *gid = t->gid;
+	else
+		*uid = *gid = BROKER_TOOL_ID_BASE + agent;
+}
+
 /* The environment: PATH, the registry's env, the secrets (each also given to the redactor). */
 static int build_env(struct broker *b, const struct tool *t, char ***envp, size_t *n,
 		     struct redactor *red, char *why, size_t whysz)
@@ -499,16 +514,59 @@ static int build_env(struct broker *b, const struct tool *t, char ***envp, size_
 	return err;
 }
 
+/*
+ * What the run may reach: the caller's file rights (read-only unless the tool actuates), its own
+ * programs, as a Landlock ruleset. Without Landlock nothing would hold a tool to its caller's
+ * files: the call is refused (fail closed). Returns the ruleset fd, or -errno with why.
+ */
+static int tool_ruleset(const struct broker *b, const struct agent *a, const struct tool *t,
+			char *why, size_t whysz)
+{
+	struct landlock_plan *plan = NULL;
+	const char *bad = "?";
+	int fd;
+
+	if (b->landlock_abi < 1) {
+		snprintf(why, whysz,
+			 "Landlock is not available here (%s): nothing would hold the tool to the "
+			 "agent's files: not run",
+			 strerror(-b->landlock_abi));
+		return -EOPNOTSUPP;
+	}
+	fd = tool_sandbox_plan(a->policy, t, b->landlock_abi, &plan, why, whysz);
+	if (!fd) {
+		fd = landlock_open(plan, &bad);
+		if (fd)
+			snprintf(why, whysz, "the tool's sandbox: %s: %s", bad, strerror(-fd));
+	} else if (fd != -EPERM) {
+		snprintf(why, whysz, "the tool's sandbox: %s", strerror(-fd));
+	}
+	if (!fd) {
+		fd = landlock_ruleset(plan);
+		if (fd < 0)
+			snprintf(why, whysz, "the tool's Landlock ruleset: %s", strerror(-fd));
+	}
+	landlock_plan_free(plan);
+	return fd;
+}
+
 static int start_run(struct broker *b, struct call *call, const struct tool *t, const json_t *args,
 		     char *why, size_t whysz)
 {
 	char cg[PATH_MAX + 16 + 2 * AUDIT_NAME_MAX], **argv = calloc(t->n_exec + 1, sizeof(char *)),
 						     **env = NULL;
 	struct redactor red = { 0 };
+	struct sandbox_seccomp sc;
 	struct tool_spec spec;
 	size_t i, n_env = 0;
-	int err = argv ? 0 : -ENOMEM;
+	int err = argv ? 0 : -ENOMEM, ruleset;
 
+	ruleset = tool_ruleset(b, call->ba->a, t, why, whysz);
+	if (ruleset < 0) {
+		free(argv);
+		return ruleset;
+	}
+	sandbox_seccomp_from_policy(call->ba->a->policy, &sc);
 	for (i = 0; !err && i < t->n_exec; i++)
 		if (!(argv[i] = expand(t->exec[i], args)))
 			err = -ENOMEM;
@@ -517,14 +575,25 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	/* agentd's pid in the name: a run left by an agentd before cannot collide. */
 	snprintf(cg, sizeof(cg), "%s/%s-%d-%llu", b->tools_cg, call->who.agent_name, (int)getpid(),
 		 (unsigned long long)++b->n_runs);
-	spec = (struct tool_spec){ cg,	 argv,	    env,	t->timeout_sec, t->output_cap,
-				   &red, b->nofile, &t->limits, t->uid,		t->gid };
+	spec = (struct tool_spec){ .cgroup = cg,
+				   .argv = argv,
+				   .envp = env,
+				   .timeout_sec = t->timeout_sec,
+				   .output_cap = t->output_cap,
+				   .redactor = &red,
+				   .nofile = b->nofile,
+				   .limits = &t->limits,
+				   .ruleset_fd = ruleset,
+				   .seccomp = &sc };
+	tool_ids(t, call->who.agent, &spec.uid, &spec.gid);
 	if (!err) {
 		err = tool_run_start(b->d->loop, &spec, call_done, call, &call->run);
 		if (err)
 			snprintf(why, whysz, "starting %s: %s", t->exec[0], strerror(-err));
-	} else if (err == -ENOMEM) {
-		snprintf(why, whysz, "out of memory");
+	} else {
+		close(ruleset);
+		if (err == -ENOMEM)
+			snprintf(why, whysz, "out of memory");
 	}
 	redactor_clear(&red);
 	strv_free(argv, t->n_exec, false);
@@ -1134,6 +1203,11 @@ int broker_start(struct daemon *d)
 		return -ENOMEM;
 	b->nofile = RLIM_INFINITY;
 	more_fds(b);
+	b->landlock_abi = probe_landlock_abi();
+	if (b->landlock_abi < 1)
+		log_warn("broker: Landlock is not available (%s): exec tools are refused (nothing "
+			 "would hold them to their callers' files)\n",
+			 strerror(-b->landlock_abi));
 	b->d = d;
 	snprintf(ctl, sizeof(ctl), "%s", d->o->control);
 	dir = dirname(ctl);
@@ -1320,7 +1394,9 @@ void broker_status_json(struct daemon *d, json_t *reply)
 	if (!b)
 		return;
 	json_object_set_new(reply, "broker",
-			    json_pack("{s:s, s:I, s:s, s:s}", "worker", b->worker_path, "requests",
-				      (json_int_t)b->n_calls, "tools_cgroup", b->tools_cg,
-				      "tool_limits_unavailable", b->tools_missing));
+			    json_pack("{s:s, s:I, s:s, s:s, s:i}", "worker", b->worker_path,
+				      "requests", (json_int_t)b->n_calls, "tools_cgroup",
+				      b->tools_cg, "tool_limits_unavailable", b->tools_missing,
+				      "tool_landlock_abi",
+				      b->landlock_abi > 0 ? b->landlock_abi : 0));
 }

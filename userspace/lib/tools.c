@@ -12,9 +12,9 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin", "args",
-					 "timeout", "output_cap", "env",  "secrets", "limits",
-					 "uid",	    "gid",	  NULL };
+static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin",  "args",
+					 "timeout", "output_cap", "env",  "secrets",  "limits",
+					 "uid",	    "gid",	  "user", "programs", NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
@@ -429,6 +429,34 @@ static void parse_ids(struct ctx *c, const char *ptr, const json_t *o, struct to
 		jdoc_err(c->errs, c->d, ptr, "a gid without a uid: the tool would keep root's uid");
 	if (t->uid && !t->gid)
 		t->gid = t->uid;
+	v = field(c, ptr, o, "user", JSON_STRING, "\"root\"", at);
+	if (v && strcmp(json_string_value(v), "root"))
+		enum_error(c, at, v, "\"root\" (other users are given by uid)");
+	else if (v && (builtin || t->uid))
+		jdoc_err(c->errs, c->d, at, "%s",
+			 builtin ? "a builtin runs in agentd: it takes no user"
+				 : "expected either user or uid; found both");
+	else if (v)
+		t->root = true;
+}
+
+static bool abs_path_ok(const char *s)
+{
+	return s[0] == '/' && !strpbrk(s, "{}");
+}
+
+/* "programs": what the tool may execute besides exec[0] (its Landlock exec rights). */
+static void parse_programs(struct ctx *c, const char *ptr, const json_t *o, struct tool *t,
+			   bool builtin)
+{
+	char at[JPTR_MAX];
+	json_t *v = field(c, ptr, o, "programs", JSON_ARRAY, "an array of absolute paths", at);
+
+	if (v && builtin)
+		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no programs");
+	else if (v)
+		t->programs = string_list(c, at, v, &t->n_programs, abs_path_ok,
+					  "an absolute path without placeholders");
 }
 
 static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
@@ -499,6 +527,7 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 		t->secrets = string_list(c, at, v, &t->n_secrets, env_name_ok,
 					 "a variable name matching [A-Z_][A-Z0-9_]*");
 	parse_ids(c, ptr, o, t, has_builtin);
+	parse_programs(c, ptr, o, t, has_builtin);
 	v = field(c, ptr, o, "limits", JSON_OBJECT, "an object", at);
 	if (v && has_builtin)
 		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no limits");
@@ -629,6 +658,7 @@ void tools_free(struct tools_registry *reg)
 		free(t->args);
 		free_strings(t->env, t->n_env);
 		free_strings(t->secrets, t->n_secrets);
+		free_strings(t->programs, t->n_programs);
 	}
 	free(reg->tools);
 	free(reg->path);
