@@ -914,3 +914,82 @@ TEST(broker_tool_runs_unprivileged_by_default)
 		  0);
 	expect_in(out, "\"as-root\" runs as root");
 }
+
+/* ---- an agent that never reads ---- */
+
+#define FLOOD_CALLS 60 /* replies of ~900 KB each: 54 MB, past the agent's 32 MiB of unread */
+
+/*
+ * Sends FLOOD_CALLS calls of "flood" and reads nothing; agentd must end the connection once the
+ * agent's unread replies pass its bound (the socket then reports the hang-up, the unread replies
+ * still in it). Within 30 s, else the step fails.
+ */
+static int never_reads(void *arg)
+{
+	const struct raw *rw = arg;
+	struct pollfd pfd = { .events = POLLRDHUP };
+	char json[64];
+	int i;
+
+	pfd.fd = connect_to(rw->sock_a);
+	CHECK(1, pfd.fd >= 0);
+	for (i = 0; i < FLOOD_CALLS; i++) {
+		snprintf(json, sizeof(json), "{\"id\": %d, \"tool\": \"flood\"}", i);
+		CHECK(2, send_json(pfd.fd, json));
+	}
+	CHECK(3, poll(&pfd, 1, 30000) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP)));
+	close(pfd.fd);
+	/* The agent is still served once it let go. */
+	pfd.fd = connect_to(rw->sock_a);
+	CHECK(4, pfd.fd >= 0 && send_json(pfd.fd, "{\"id\": 1, \"tool\": \"noop\"}"));
+	CHECK(5, !strcmp(reply_code(pfd.fd, json, sizeof(json)), "ok"));
+	close(pfd.fd);
+	return 0;
+}
+
+static long worker_hwm_kib(void)
+{
+	char out[16384], path[64], status[4096], *p;
+	ssize_t n;
+	int fd;
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
+	p = strstr(out, "\"worker_pid\"");
+	ASSERT(p);
+	snprintf(path, sizeof(path), "/proc/%d/status", atoi(strchr(p, ':') + 1));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	n = read(fd, status, sizeof(status) - 1);
+	close(fd);
+	ASSERT(n > 0);
+	status[n] = '\0';
+	p = strstr(status, "VmHWM:");
+	ASSERT(p);
+	return atol(p + 6);
+}
+
+/*
+ * The broker holds a bounded amount for an agent that pipelines calls and never reads: past
+ * 32 MiB of unread replies, the connection is ended (its held replies dropped) and the refusal
+ * audited; the worker's peak memory stays near the bound; the agent is served again after.
+ */
+TEST(broker_unread_replies_are_bounded)
+{
+	static char log[1 << 20];
+	struct env *e = setup();
+	struct raw r = { e->sock_a, e->sock_b };
+	char cg_a[PATH_MAX + 8];
+	long hwm;
+	int step;
+
+	snprintf(cg_a, sizeof(cg_a), "%s/t-a", e->cgroup);
+	step = run_in_cgroup(cg_a, never_reads, &r, NULL);
+	if (step)
+		FAIL("an agent that never reads, step %d", step);
+	hwm = worker_hwm_kib();
+	if (hwm > 48 * 1024)
+		FAIL("the worker peaked at %ld KiB holding unread replies", hwm);
+	stop_and_read_audit(e, log, sizeof(log));
+	expect_audit(log, (const char *[]){ "\"op\":\"tool-refused\"", "\"agent_name\":\"t-a\"",
+					    "outcome=busy", "has not read", NULL });
+}

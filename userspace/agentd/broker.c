@@ -40,6 +40,9 @@
 #endif
 
 #define AGENT_CALLS_MAX 64 /* calls of one agent in flight */
+/* Reply bytes of one agent handed to its worker and not yet sent (the agent does not read):
+ * past this, new calls are refused and a reply to queue ends its connection. */
+#define AGENT_QUEUED_MAX (32ULL << 20)
 #define SECRETS_DIR "secrets" /* in the state directory */
 #define TOOL_PATH_ENV "PATH=/usr/local/bin:/usr/bin:/bin"
 #define CONN_SLOT_BITS 8 /* BROKER_CONNS_MAX */
@@ -57,6 +60,7 @@ struct bconn {
 	__u32 id;
 	int fd; /* agentd's own copy, to write replies on (the worker reads) */
 	__u64 handed; /* reply bytes handed to the worker, for its MSG_DRAINED */
+	__u64 drained; /* of those, what the worker said it sent */
 	pid_t pid;
 	uid_t uid;
 	char comm[AUDIT_COMM_MAX];
@@ -80,6 +84,7 @@ struct bagent {
 	char cgrel[PATH_MAX]; /* the agent's cgroup below the cgroup2 mount */
 	__u64 calls, refused;
 	unsigned in_flight;
+	__u64 queued; /* reply bytes handed to the worker, not yet sent: AGENT_QUEUED_MAX */
 	__u64 ino; /* of the listening socket, in broker_sockets; 0: not there */
 };
 
@@ -212,6 +217,15 @@ static struct bconn *conn_get(struct bagent *b, __u32 id)
 	return c->used && c->id == id ? c : NULL;
 }
 
+/* agentd stops counting what the worker holds for c (the worker sends it, or drops it). */
+static void conn_forget(struct bagent *b, struct bconn *c)
+{
+	b->queued -= c->handed - c->drained;
+	close(c->fd);
+	c->fd = -1;
+	c->used = false;
+}
+
 /* agentd forgets conn; the agent sees it close once the worker has sent what it holds. */
 static void conn_end(struct bagent *b, struct bconn *c)
 {
@@ -219,9 +233,24 @@ static void conn_end(struct bagent *b, struct bconn *c)
 		return;
 	if (!c->via_worker || chan_send(b, MSG_CLOSE, c->id, NULL, 0, -1))
 		shutdown(c->fd, SHUT_RDWR);
-	close(c->fd);
-	c->fd = -1;
-	c->used = false;
+	conn_forget(b, c);
+}
+
+static void audit_unread(struct bagent *b, struct bconn *c, size_t len);
+
+/*
+ * An agent that does not read its replies: once AGENT_QUEUED_MAX bytes of them wait, a reply
+ * that would wait too ends its connection, and what the worker holds for it is dropped (the
+ * socket is shut down under both copies). Audited as a refusal.
+ */
+static bool over_queue(struct bagent *b, struct bconn *c, size_t len)
+{
+	if (b->queued < AGENT_QUEUED_MAX)
+		return false;
+	audit_unread(b, c, len);
+	shutdown(c->fd, SHUT_RDWR);
+	conn_end(b, c);
+	return true;
 }
 
 /*
@@ -241,12 +270,15 @@ static void send_frame(struct bagent *b, struct bconn *c, const char *frame, siz
 		if (n < 0)
 			n = 0;
 	}
+	if (over_queue(b, c, len - n))
+		return;
 	if (chan_send(b, MSG_REPLY, c->id, frame + n, len - n, -1)) {
 		conn_end(b, c); /* a frame cut short: the stream is lost */
 		return;
 	}
 	c->via_worker = true;
 	c->handed += len - n;
+	b->queued += len - n;
 }
 
 static void reply(struct bagent *b, __u32 conn, json_t *doc)
@@ -349,6 +381,18 @@ static void refuse(struct bagent *ba, struct bconn *c, long long id, const char 
 	audit_call(ba->b, &who, tool, false, args_len, args_sha, NULL, 0, "outcome=%s reason=%s",
 		   code, msg);
 	ba->refused++;
+}
+
+static void audit_unread(struct bagent *b, struct bconn *c, size_t len)
+{
+	struct caller who;
+
+	caller_of(b, c, &who);
+	audit_call(b->b, &who, "?", false, 0, NULL, NULL, 0,
+		   "outcome=%s reason=the agent has not read %llu bytes of replies: a reply of %zu "
+		   "bytes dropped and its connection closed",
+		   BROKER_E_BUSY, (unsigned long long)b->queued, len);
+	b->refused++;
 }
 
 /* ---- running tools ---- */
@@ -675,6 +719,9 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *data, siz
 	} else if (ba->in_flight >= AGENT_CALLS_MAX) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
 		       "too many calls in flight");
+	} else if (ba->queued >= AGENT_QUEUED_MAX) {
+		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
+		       "too many bytes of this agent's replies are not read yet");
 	} else if (t->builtin) {
 		ba->calls++;
 		builtin(ba, c, &req, t, len, sha);
@@ -735,17 +782,21 @@ static int on_refused(struct bagent *ba, struct bconn *c, const char *data, size
 	return 0;
 }
 
-/* Every reply byte handed to the worker for c is sent: agentd may write on c itself again. */
-static int on_drained(struct bconn *c, const char *data, size_t len)
+/* The worker sent reply bytes of c (a running count); once all: agentd may write on c itself. */
+static int on_drained(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
 	__u64 sent;
 
 	if (len != sizeof(sent))
 		return -EPROTO;
 	memcpy(&sent, data, sizeof(sent));
-	if (c && sent > c->handed)
+	if (c && (sent > c->handed || sent < c->drained))
 		return -EPROTO;
-	if (c && sent == c->handed)
+	if (!c)
+		return 0;
+	ba->queued -= sent - c->drained;
+	c->drained = sent;
+	if (sent == c->handed)
 		c->via_worker = false;
 	return 0;
 }
@@ -764,15 +815,12 @@ static int message(struct bagent *ba, const struct bmsg *m, const char *data)
 	case MSG_REFUSED:
 		return on_refused(ba, c, data, m->len);
 	case MSG_DRAINED:
-		return on_drained(c, data, m->len);
+		return on_drained(ba, c, data, m->len);
 	case MSG_CLOSED:
 		if (m->len)
 			return -EPROTO;
-		if (c) {
-			close(c->fd);
-			c->fd = -1;
-			c->used = false;
-		}
+		if (c)
+			conn_forget(ba, c);
 		return 0;
 	}
 	return -EPROTO;
@@ -843,10 +891,8 @@ static void worker_stop(struct bagent *ba, int *status)
 	ba->qtail = NULL;
 	ba->in_len = 0;
 	for (i = 0; i < BROKER_CONNS_MAX; i++)
-		if (ba->conns[i].used) {
-			close(ba->conns[i].fd);
-			ba->conns[i].used = false;
-		}
+		if (ba->conns[i].used)
+			conn_forget(ba, &ba->conns[i]);
 }
 
 /* The worker died (or misbehaved): a new one starts. */
@@ -1380,10 +1426,11 @@ void broker_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 	if (!ba)
 		return;
 	json_object_set_new(obj, "broker",
-			    json_pack("{s:s, s:i, s:I, s:I, s:i, s:b}", "socket", ba->path,
+			    json_pack("{s:s, s:i, s:I, s:I, s:i, s:I, s:b}", "socket", ba->path,
 				      "worker_pid", (int)ba->worker, "calls", (json_int_t)ba->calls,
 				      "refused", (json_int_t)ba->refused, "in_flight",
-				      (int)ba->in_flight, "kernel_check", ba->ino != 0));
+				      (int)ba->in_flight, "replies_queued", (json_int_t)ba->queued,
+				      "kernel_check", ba->ino != 0));
 }
 
 void broker_status_json(struct daemon *d, json_t *reply)
