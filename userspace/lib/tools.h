@@ -3,6 +3,7 @@
 #ifndef AGENTD_TOOLS_H
 #define AGENTD_TOOLS_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "cglimits.h"
@@ -25,6 +26,7 @@ struct tool_arg {
 	enum tool_arg_type type;
 	size_t max_length; /* strings: bytes */
 	char *pattern; /* strings: POSIX extended regex the value must match, or NULL */
+	regex_t *re; /* pattern, compiled once when the registry is loaded */
 	char **enum_values; /* strings: the only values allowed, when n_enum > 0 */
 	size_t n_enum;
 };
