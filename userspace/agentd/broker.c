@@ -85,7 +85,7 @@ struct bagent {
 	__u64 calls, refused;
 	unsigned in_flight;
 	__u64 queued; /* reply bytes handed to the worker, not yet sent: AGENT_QUEUED_MAX */
-	__u64 ino; /* of the listening socket, in broker_sockets; 0: not there */
+	__u64 cookie; /* of the listening socket (SO_COOKIE), in broker_sockets; 0: not there */
 };
 
 /* Who called, and what: for the reply and the audit record. */
@@ -1157,7 +1157,7 @@ static void searchable(const char *dir)
 
 /*
  * broker_sockets, pinned by the enforcer where BPF LSM runs: emptied (the sockets of an agentd
- * before are gone, and their inode numbers may come back). -1 where it is not loaded.
+ * before are gone). -1 where it is not loaded.
  */
 static int sockets_map_open(const char *pin_dir)
 {
@@ -1180,18 +1180,18 @@ static int sockets_map_open(const char *pin_dir)
 /* The kernel's side of "this socket is this agent's": where BPF LSM runs. */
 static void sockets_map_add(struct bagent *ba)
 {
+	socklen_t len = sizeof(__u64);
 	__u32 id = ba->a->st.id;
-	struct stat st;
-	__u64 ino;
+	__u64 cookie;
 
-	if (ba->b->sockets_map < 0 || fstat(ba->lfd, &st))
+	if (ba->b->sockets_map < 0)
 		return;
-	ino = st.st_ino;
-	if (bpf_map_update_elem(ba->b->sockets_map, &ino, &id, BPF_ANY))
+	if (getsockopt(ba->lfd, SOL_SOCKET, SO_COOKIE, &cookie, &len) ||
+	    bpf_map_update_elem(ba->b->sockets_map, &cookie, &id, BPF_ANY))
 		log_warn("broker: agent %s: broker_sockets: %s; agentd's peer check still holds\n",
 			 ba->a->st.name, strerror(errno));
 	else
-		ba->ino = st.st_ino;
+		ba->cookie = cookie;
 }
 
 /* agentd-worker sits beside agentd. */
@@ -1401,8 +1401,8 @@ void broker_agent_down(struct daemon *d, struct agent *a)
 	(void)d;
 	if (!b || !ba)
 		return;
-	if (ba->ino)
-		bpf_map_delete_elem(b->sockets_map, &ba->ino);
+	if (ba->cookie)
+		bpf_map_delete_elem(b->sockets_map, &ba->cookie);
 	loop_del(b->d->loop, ba->lfd);
 	close(ba->lfd);
 	unlink(ba->path);
@@ -1430,7 +1430,7 @@ void broker_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 				      "worker_pid", (int)ba->worker, "calls", (json_int_t)ba->calls,
 				      "refused", (json_int_t)ba->refused, "in_flight",
 				      (int)ba->in_flight, "replies_queued", (json_int_t)ba->queued,
-				      "kernel_check", ba->ino != 0));
+				      "kernel_check", ba->cookie != 0));
 }
 
 void broker_status_json(struct daemon *d, json_t *reply)
