@@ -60,7 +60,8 @@ struct sock {
 	struct sock_cgroup_data sk_cgrp_data;
 } __attribute__((preserve_access_index));
 
-/* The sockfs inode of a broker socket's listener -> its agent (filled by agentd). */
+/* The socket cookie of a broker socket's listener -> its agent (filled by agentd, SO_COOKIE):
+ * 64 bits, never reused while the system runs, unlike an inode number. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, AGENTD_MAX_BROKER_SOCKETS);
@@ -76,11 +77,10 @@ struct {
  */
 static __always_inline __u32 unix_peer_denied(const struct agent *a, struct sock *peer)
 {
+	__u64 cookie = bpf_get_socket_cookie(peer);
 	__u32 *owner;
-	__u64 ino;
 
-	ino = BPF_CORE_READ(peer, sk_socket, file, f_inode, i_ino);
-	owner = bpf_map_lookup_elem(&broker_sockets, &ino);
+	owner = bpf_map_lookup_elem(&broker_sockets, &cookie);
 	if (owner)
 		return *owner == a->id ? 0 : AGENTD_REASON_NOT_OWN_SOCKET;
 	/* The kernel keeps the cgroup v2 of the task that created each socket (sk_alloc()): the

@@ -20,6 +20,8 @@ partial=()
 [ $full = yes ] || partial=(--allow-partial)
 
 tmp=$(mktemp -d /tmp/agentd-demo.XXXXXX)
+# Searchable: the broker runs fs.read as an unprivileged id of the agent's, which must reach the workspace.
+chmod 0711 "$tmp"
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 cgroup=$cg2/agentd-demo-$$
 pins=/sys/fs/bpf/agentd-demo-$$

@@ -396,8 +396,9 @@ struct agentd_self_event {
 _Static_assert(sizeof(struct agentd_self_event) == 88, "agentd_self_event layout");
 
 /*
- * Unix sockets (docs/ARCHITECTURE.md). broker_sockets hash: the sockfs inode number of an agent's
- * listening broker socket (__u64, st_ino of the listening fd) -> that agent's id (__u32).
+ * Unix sockets (docs/ARCHITECTURE.md). broker_sockets hash: the socket cookie of an agent's
+ * listening broker socket (__u64, SO_COOKIE of the listening fd; bpf_get_socket_cookie() in the
+ * hook: 64 bits, never reused while the system runs) -> that agent's id (__u32).
  * lsm/unix_stream_connect and lsm/unix_may_send (sock.bpf.c) let an agent's task reach its own
  * agent's broker socket and the unix sockets its own agent's tasks created, nothing else: a net
  * event, family AF_UNIX, protocol the peer's socket type (SOCK_STREAM, SOCK_SEQPACKET,

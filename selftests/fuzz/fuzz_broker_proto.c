@@ -67,6 +67,13 @@ static void request(const char *payload, size_t len)
 	if (broker_request_parse(payload, len, &req, &err))
 		return;
 	binary_round_trip(&req);
+	if (!args[0].re) { /* as the registry does when it loads */
+		static regex_t re;
+
+		if (regcomp(&re, args[0].pattern, REG_EXTENDED | REG_NOSUB))
+			abort();
+		args[0].re = &re;
+	}
 	broker_args_check(&tool, req.args, &err);
 	doc = broker_request_json(&req);
 	if (doc && !broker_frame_encode(doc, BROKER_REQUEST_MAX, &frame, &flen)) {

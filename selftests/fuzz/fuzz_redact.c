@@ -20,6 +20,22 @@ static int marker_like(const char *s, size_t n)
 	return 1;
 }
 
+static int hex_survives(const struct redactor *r, const char *out, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	char hex[2 * 255];
+	size_t i, n = r->secrets[0].len;
+	const unsigned char *v = (const unsigned char *)r->secrets[0].value;
+
+	if (2 * n < 8)
+		return 0;
+	for (i = 0; i < n; i++) {
+		hex[2 * i] = digits[v[i] >> 4];
+		hex[2 * i + 1] = digits[v[i] & 15];
+	}
+	return memmem(out, len, hex, 2 * n) != NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct redactor r = { 0 };
@@ -37,6 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* A secret never survives in what is kept . */
 		if (r.n && !marker_like(r.secrets[0].value, r.secrets[0].len) &&
 		    memmem(out, len, r.secrets[0].value, r.secrets[0].len))
+			abort();
+		/* Nor its hex (no marker spells 8 hex digits). */
+		if (r.n && hex_survives(&r, out, len))
 			abort();
 		free(out);
 	}

@@ -43,25 +43,31 @@ static const char tools_json[] =
 	"  \"env\": {\"MODE\": \"quiet\"}, \"secrets\": [\"TOKEN\"]},\n"
 	" {\"name\": \"slow\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"sleep 60 & sleep 60\"],\n"
-	"  \"timeout\": \"1s\"},\n"
+	"  \"programs\": [\"/bin/sleep\"], \"timeout\": \"1s\"},\n"
 	" {\"name\": \"big\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"yes | head -c 100000\"],\n"
-	"  \"output_cap\": 1000},\n"
+	"  \"programs\": [\"/usr/bin/yes\", \"/usr/bin/head\"], \"output_cap\": 1000},\n"
 	" {\"name\": \"nobody\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
-	"\"id -u; id -G; cat /proc/self/status | grep ^CapEff\"], \"uid\": 65534},\n"
+	"\"id -u; id -G; cat /proc/self/status | grep ^CapEff\"], \"uid\": 65534,\n"
+	"  \"programs\": [\"/usr/bin/id\", \"/usr/bin/cat\", \"/usr/bin/grep\"]},\n"
+	" {\"name\": \"whoami\", \"effect\": \"observe\", \"exec\": [\"/usr/bin/cat\", "
+	"\"/proc/self/status\"]},\n"
+	" {\"name\": \"as-root\", \"effect\": \"observe\", \"exec\": [\"/usr/bin/cat\", "
+	"\"/proc/self/status\"], \"user\": \"root\"},\n"
 	" {\"name\": \"capped\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"for i in 1 2 3 4 5 6 7 8; do sleep 2 & done; wait\"],\n"
-	"  \"limits\": {\"pids\": 4}},\n"
+	"  \"programs\": [\"/bin/sleep\"], \"limits\": {\"pids\": 4}},\n"
 	" {\"name\": \"flood\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"yes | head -c 600000\"],\n"
-	"  \"output_cap\": 600000},\n"
+	"  \"programs\": [\"/usr/bin/yes\", \"/usr/bin/head\"], \"output_cap\": 600000},\n"
 	" {\"name\": \"loose\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"], "
 	"\"secrets\": [\"LOOSE\"]},\n"
 	" {\"name\": \"absent\", \"effect\": \"observe\", \"exec\": [\"/nonexistent/tool\"]},\n"
-	" {\"name\": \"hold\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	" {\"name\": \"hold\", \"effect\": \"actuate\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"echo started > \\\"$0\\\"; exec sleep 60\", \"{fifo}\"],\n"
 	"  \"args\": {\"fifo\": {\"type\": \"string\", \"pattern\": \"^/\"}}, \"timeout\": "
-	"\"1s\"},\n"
+	"\"1s\",\n"
+	"  \"programs\": [\"/bin/sleep\"]},\n"
 	" {\"name\": \"deploy\", \"effect\": \"actuate\", \"exec\": [\"/bin/true\"]}\n"
 	"]}\n";
 
@@ -70,7 +76,7 @@ struct env {
 	char state[PATH_MAX], control[PATH_MAX], audit[PATH_MAX], pins[PATH_MAX];
 	char cgroup[PATH_MAX], tools[PATH_MAX], policy_a[PATH_MAX], policy_b[PATH_MAX];
 	char sock_a[PATH_MAX], sock_b[PATH_MAX], env_a[PATH_MAX + 32], env_b[PATH_MAX + 32];
-	char agent_tool[PATH_MAX];
+	char agent_tool[PATH_MAX], rw[PATH_MAX];
 	struct proc *agentd;
 };
 
@@ -84,7 +90,7 @@ static struct env the_env;
 /* The files of the test: tools, policies, secrets; agentd not started. */
 static struct env *setup_files(void)
 {
-	char root[PATH_MAX - 64], path[PATH_MAX + 32];
+	char root[PATH_MAX - 64], path[PATH_MAX + 32], policy[2 * PATH_MAX];
 
 	ASSERT_EQ(cgroup2_mount(root, sizeof(root)), 0);
 	test_tmpdir(the_env.dir, sizeof(the_env.dir), "broker");
@@ -107,13 +113,21 @@ static struct env *setup_files(void)
 	test_pin_dir(the_env.pins, sizeof(the_env.pins));
 	test_cgroup_tree_at_end(the_env.cgroup);
 	put(the_env.tools, tools_json, 0644);
-	put(the_env.policy_a,
-	    "{\"name\": \"a\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
-	    " {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
-	    " \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
-	    " \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
-	    "\"big\", \"loose\", \"absent\", \"hold\", \"flood\", \"capped\", \"nobody\"]}\n",
-	    0644);
+	/* Where agent A (and its actuating tools) may write. */
+	snprintf(the_env.rw, sizeof(the_env.rw), "%s/rw", the_env.dir);
+	ASSERT_OK(mkdir(the_env.rw, 0777));
+	ASSERT_OK(chmod(the_env.rw, 0777));
+	snprintf(
+		policy, sizeof(policy),
+		"{\"name\": \"a\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
+		" {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]},"
+		" {\"path\": \"%s\", \"rights\": [\"read\", \"write\", \"create\"]}],"
+		" \"network\": {\"sockets\": [\"inet\", \"unix\"]},"
+		" \"tools\": [\"noop\", \"report.submit\", \"echo\", \"cat\", \"env\", \"slow\", "
+		"\"big\", \"loose\", \"absent\", \"hold\", \"flood\", \"capped\", \"nobody\", "
+		"\"whoami\", \"as-root\"]}\n",
+		the_env.rw);
+	put(the_env.policy_a, policy, 0644);
 	put(the_env.policy_b,
 	    "{\"name\": \"b\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
 	    " {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
@@ -674,11 +688,13 @@ TEST(broker_tool_runs_as_its_uid)
 /* agentd answers while a tool runs: a call made once another's tool is running comes back first. */
 TEST(broker_answers_while_a_tool_runs)
 {
-	char out[4096], fifo[PATH_MAX], script[6 * PATH_MAX];
+	char out[4096], fifo[PATH_MAX + 16], script[6 * PATH_MAX + 64];
 	struct env *e = setup();
 
-	snprintf(fifo, sizeof(fifo), "%s/started", e->dir);
-	ASSERT_OK(mkfifo(fifo, 0600));
+	/* Where A and its actuating tool may write. */
+	snprintf(fifo, sizeof(fifo), "%s/started", e->rw);
+	ASSERT_OK(mkfifo(fifo, 0666));
+	ASSERT_OK(chmod(fifo, 0666));
 	snprintf(script, sizeof(script),
 		 "export %s; (%s hold fifo=%s 2>/dev/null; echo hold-done $?) & read line < %s; "
 		 "%s noop && echo noop-done; wait",
@@ -741,4 +757,239 @@ TEST(broker_policy_check_refuses_actuate_tools_in_report_only)
 	    "{\"name\": \"r\", \"mode\": \"report-only\", \"tools\": [\"report.submit\"]}\n", 0644);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "check", "--tools", tools, policy, NULL),
 		  0);
+}
+
+/* ---- a tool reaches no more than its caller ---- */
+
+struct shipped {
+	const char *sock, *hello, *secret, *outside, *repo;
+};
+
+/* One call on fd, its reply in r (buf holds the frame). */
+static bool call_raw(int fd, int id, const char *tool, const char *key, const char *val, char *buf,
+		     size_t cap, struct broker_reply *r)
+{
+	char json[PATH_MAX + 256];
+
+	snprintf(json, sizeof(json), "{\"id\": %d, \"tool\": \"%s\", \"args\": {\"%s\": \"%s\"}}",
+		 id, tool, key, val);
+	return send_json(fd, json) && read_reply(fd, buf, cap, r) && r->id == id;
+}
+
+/* From inside agent C, through the shipped registry's fs.read and git.status. */
+static int shipped_calls(void *arg)
+{
+	static char buf[1 << 20];
+	const struct shipped *s = arg;
+	struct broker_reply r;
+	int fd = connect_to(s->sock);
+
+	CHECK(1, fd >= 0);
+	/* What the agent may read, the tool reads. */
+	CHECK(2, call_raw(fd, 1, "fs.read", "path", s->hello, buf, sizeof(buf), &r));
+	CHECK(3, r.ok && r.exit_code == 0 && !strcmp(r.out, "hello\n"));
+	broker_reply_free(&r);
+	/* agentd's secrets, /etc/shadow, a world-readable file outside the agent's policy: not. */
+	CHECK(4, call_raw(fd, 2, "fs.read", "path", s->secret, buf, sizeof(buf), &r));
+	CHECK(5, r.ok && r.exit_code != 0 && !strstr(r.out, SECRET) && r.out_len == 0);
+	broker_reply_free(&r);
+	CHECK(6, call_raw(fd, 3, "fs.read", "path", "/etc/shadow", buf, sizeof(buf), &r));
+	CHECK(7, r.ok && r.exit_code != 0 && r.out_len == 0);
+	broker_reply_free(&r);
+	CHECK(8, call_raw(fd, 4, "fs.read", "path", s->outside, buf, sizeof(buf), &r));
+	CHECK(9, r.ok && r.exit_code != 0 && r.out_len == 0 && strstr(r.err, "Permission denied"));
+	broker_reply_free(&r);
+	/*
+	 * git status works on the agent's repository; the programs that repository configures
+	 * (fsmonitor and hooks, which the registry's git options turn off; a clean filter, which no
+	 * option turns off and Landlock's exec rights stop) do not run.
+	 */
+	CHECK(10, call_raw(fd, 5, "git.status", "repo", s->repo, buf, sizeof(buf), &r));
+	CHECK(11, r.ok && r.exit_code == 0 && strstr(r.out, "? untracked.txt"));
+	CHECK(12, !strstr(r.err, "PLANTED-RAN"));
+	broker_reply_free(&r);
+	close(fd);
+	return 0;
+}
+
+static void sh(const char *cmd)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_OK(waitpid(pid, &status, 0));
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		FAIL("%s: status %d", cmd, status);
+}
+
+/*
+ * The shipped registry with a policy shaped like the shipped ones: fs.read reads the agent's
+ * workspace and nothing the agent could not (agentd's secrets, /etc/shadow, a world-readable file
+ * outside its policy); git.status reports on a repository the agent wrote whose .git/config names
+ * an fsmonitor program and a hooks directory, and neither runs.
+ */
+TEST(broker_shipped_tools_reach_no_more_than_the_agent)
+{
+	char ws[PATH_MAX], policy[PATH_MAX], tools[PATH_MAX], text[12 * PATH_MAX];
+	char hello[PATH_MAX + 16], secret[PATH_MAX + 16], outside[PATH_MAX + 16];
+	char repo[PATH_MAX + 16], marker[PATH_MAX + 32], cg[PATH_MAX + 8], out[4096];
+	struct env *e = setup();
+	struct shipped s = { .hello = hello, .secret = secret, .outside = outside, .repo = repo };
+	char sock[PATH_MAX + 32];
+	int step;
+
+	snprintf(tools, sizeof(tools), "%s/../policies/tools.json", test_bin_dir());
+	snprintf(ws, sizeof(ws), "%s/ws", e->dir);
+	ASSERT_OK(mkdir(ws, 0755));
+	snprintf(hello, sizeof(hello), "%s/hello.txt", ws);
+	put(hello, "hello\n", 0644);
+	snprintf(secret, sizeof(secret), "%s/secrets/TOKEN", e->state);
+	snprintf(outside, sizeof(outside), "%s/outside.txt", e->dir);
+	put(outside, "outside-text\n", 0644);
+	/* Where anyone could write, but for Landlock. */
+	snprintf(marker, sizeof(marker), "%s/planted-code-ran", e->rw);
+	snprintf(repo, sizeof(repo), "%s/repo", ws);
+	/* The agent's repository: an fsmonitor program and a hook that would leave a marker. */
+	snprintf(text, sizeof(text),
+		 "set -e; git init -q %s; cd %s; echo x > tracked.txt; git add tracked.txt;"
+		 " echo y > untracked.txt;"
+		 " printf '#!/bin/sh\\necho PLANTED-RAN >&2; touch %s; cat\\n' > evil.sh;"
+		 " chmod 755 evil.sh; mkdir hooks; cp evil.sh hooks/post-index-change;"
+		 " git config core.fsmonitor %s/evil.sh; git config core.hooksPath %s/hooks;"
+		 " echo 'tracked.txt filter=evil' > .gitattributes;"
+		 " git config filter.evil.clean %s/evil.sh; touch -d '+1 hour' tracked.txt",
+		 repo, repo, marker, repo, repo, repo);
+	sh(text);
+	snprintf(policy, sizeof(policy), "%s/c.json", e->dir);
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"c\", \"extends\": [\"%s/../policies/base/linux-userland.json\"],"
+		 " \"files\": [{\"path\": \"%s\", \"rights\": [\"read\", \"write\", \"create\","
+		 " \"remove\"]}, {\"path\": \"/usr/bin\", \"rights\": [\"read\"]}],"
+		 " \"exec\": {\"allow\": [\"/usr/bin/git\"]},"
+		 " \"network\": {\"sockets\": [\"unix\"]}, \"tools\": [\"fs.read\", "
+		 "\"git.status\"]}\n",
+		 test_bin_dir(), ws);
+	put(policy, text, 0644);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t-c", "--policy", policy,
+			       "--tools", tools, NULL),
+		  0);
+	snprintf(sock, sizeof(sock), "%s/run/agents/t-c/tool.sock", e->dir);
+	s.sock = sock;
+	snprintf(cg, sizeof(cg), "%s/t-c", e->cgroup);
+	step = run_in_cgroup(cg, shipped_calls, &s, NULL);
+	if (step)
+		FAIL("shipped tools, step %d", step);
+	if (!access(marker, F_OK))
+		FAIL("the repository's fsmonitor or hook ran under git.status");
+}
+
+/* A tool with neither uid nor user runs as the caller's tool id, without capabilities, confined;
+ * "user": "root" is root, and policy check says so. */
+TEST(broker_tool_runs_unprivileged_by_default)
+{
+	char out[16384], want[160], tools[PATH_MAX + 16], policy[PATH_MAX + 16];
+	struct env *e = setup();
+	unsigned id = BROKER_TOOL_ID_BASE + 1; /* t-a is agent 1 */
+
+	ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "whoami", NULL, NULL, NULL), 0);
+	snprintf(want, sizeof(want), "Uid:\\t%u\\t%u\\t%u\\t%u", id, id, id, id);
+	expect_in(out, want);
+	snprintf(want, sizeof(want), "Gid:\\t%u\\t%u\\t%u\\t%u", id, id, id, id);
+	expect_in(out, want);
+	expect_in(out, "Groups:\\t \\n");
+	expect_in(out, "CapEff:\\t0000000000000000");
+	expect_in(out, "CapPrm:\\t0000000000000000");
+	expect_in(out, "NoNewPrivs:\\t1");
+	expect_in(out, "Seccomp:\\t2");
+	ASSERT_EQ(call(e, out, sizeof(out), "t-a", e->env_a, "as-root", NULL, NULL, NULL), 0);
+	expect_in(out, "Uid:\\t0\\t0\\t0\\t0");
+	snprintf(tools, sizeof(tools), "%s", e->tools);
+	snprintf(policy, sizeof(policy), "%s", e->policy_a);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "check", "--tools", tools, policy, NULL),
+		  0);
+	expect_in(out, "\"as-root\" runs as root");
+}
+
+/* ---- an agent that never reads ---- */
+
+#define FLOOD_CALLS 60 /* replies of ~900 KB each: 54 MB, past the agent's 32 MiB of unread */
+
+/*
+ * Sends FLOOD_CALLS calls of "flood" and reads nothing; agentd must end the connection once the
+ * agent's unread replies pass its bound (the socket then reports the hang-up, the unread replies
+ * still in it). Within 30 s, else the step fails.
+ */
+static int never_reads(void *arg)
+{
+	const struct raw *rw = arg;
+	struct pollfd pfd = { .events = POLLRDHUP };
+	char json[64];
+	int i;
+
+	pfd.fd = connect_to(rw->sock_a);
+	CHECK(1, pfd.fd >= 0);
+	for (i = 0; i < FLOOD_CALLS; i++) {
+		snprintf(json, sizeof(json), "{\"id\": %d, \"tool\": \"flood\"}", i);
+		CHECK(2, send_json(pfd.fd, json));
+	}
+	CHECK(3, poll(&pfd, 1, 30000) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP)));
+	close(pfd.fd);
+	/* The agent is still served once it let go. */
+	pfd.fd = connect_to(rw->sock_a);
+	CHECK(4, pfd.fd >= 0 && send_json(pfd.fd, "{\"id\": 1, \"tool\": \"noop\"}"));
+	CHECK(5, !strcmp(reply_code(pfd.fd, json, sizeof(json)), "ok"));
+	close(pfd.fd);
+	return 0;
+}
+
+static long worker_hwm_kib(void)
+{
+	char out[16384], path[64], status[4096], *p;
+	ssize_t n;
+	int fd;
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "status", "--json", NULL), 0);
+	p = strstr(out, "\"worker_pid\"");
+	ASSERT(p);
+	snprintf(path, sizeof(path), "/proc/%d/status", atoi(strchr(p, ':') + 1));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_OK(fd);
+	n = read(fd, status, sizeof(status) - 1);
+	close(fd);
+	ASSERT(n > 0);
+	status[n] = '\0';
+	p = strstr(status, "VmHWM:");
+	ASSERT(p);
+	return atol(p + 6);
+}
+
+/*
+ * The broker holds a bounded amount for an agent that pipelines calls and never reads: past
+ * 32 MiB of unread replies, the connection is ended (its held replies dropped) and the refusal
+ * audited; the worker's peak memory stays near the bound; the agent is served again after.
+ */
+TEST(broker_unread_replies_are_bounded)
+{
+	static char log[1 << 20];
+	struct env *e = setup();
+	struct raw r = { e->sock_a, e->sock_b };
+	char cg_a[PATH_MAX + 8];
+	long hwm;
+	int step;
+
+	snprintf(cg_a, sizeof(cg_a), "%s/t-a", e->cgroup);
+	step = run_in_cgroup(cg_a, never_reads, &r, NULL);
+	if (step)
+		FAIL("an agent that never reads, step %d", step);
+	hwm = worker_hwm_kib();
+	if (hwm > 48 * 1024)
+		FAIL("the worker peaked at %ld KiB holding unread replies", hwm);
+	stop_and_read_audit(e, log, sizeof(log));
+	expect_audit(log, (const char *[]){ "\"op\":\"tool-refused\"", "\"agent_name\":\"t-a\"",
+					    "outcome=busy", "has not read", NULL });
 }

@@ -29,7 +29,8 @@ TEST(redact_secret_values)
 	ASSERT_EQ(redactor_add_secret(&r, "", 0), 0);
 	ASSERT_EQ(r.n, 2);
 	expect(&r, "token=hunter2hunter2\n", "token=[REDACTED:secret]\n", 1);
-	expect(&r, "hunter2hunter2hunter2hunter2", "[REDACTED:secret][REDACTED:secret]", 2);
+	/* Found at every offset (7 too): overlapping occurrences merge into one marker. */
+	expect(&r, "hunter2hunter2hunter2hunter2", "[REDACTED:secret]", 1);
 	expect(&r, "as3s3", "a[REDACTED:secret][REDACTED:secret]", 2);
 	expect(&r, "nothing here", "nothing here", 0);
 	expect(&r, "", "", 0);
@@ -37,6 +38,83 @@ TEST(redact_secret_values)
 	ASSERT_EQ(r.n, 0);
 	expect(&r, "hunter2hunter2", "hunter2hunter2", 0);
 	expect(NULL, "hunter2hunter2", "hunter2hunter2", 0);
+}
+
+/*
+ * A pattern match does not hide a secret: "eyJa.bb." starts a JWT whose signature part stops at
+ * the secret's first character that is not base64url; the secret is still found whole.
+ */
+TEST(redact_secret_inside_a_pattern_match)
+{
+	static const char secret[] = "S3cr3t!Value/42+tail";
+	struct redactor r = { 0 };
+	unsigned count;
+	char text[256], *out;
+	size_t len;
+
+	ASSERT_EQ(redactor_add_secret(&r, secret, strlen(secret)), 0);
+	snprintf(text, sizeof(text), "eyJa.bb.%s end", secret);
+	ASSERT_EQ(redact(&r, text, strlen(text), strlen(text), &out, &len, &count), 0);
+	if (strstr(out, "Value") || strstr(out, "tail") || strcmp(out, "[REDACTED:jwt] end"))
+		FAIL("got \"%s\"", out);
+	free(out);
+	/* Inside a bearer token and an AWS key's value, too. */
+	snprintf(text, sizeof(text), "Authorization: Bearer abcdefgh%s", secret);
+	ASSERT_EQ(redact(&r, text, strlen(text), strlen(text), &out, &len, &count), 0);
+	if (strstr(out, "Value") || strstr(out, "tail"))
+		FAIL("got \"%s\"", out);
+	free(out);
+	redactor_clear(&r);
+}
+
+/* hex (either case), base64 (both alphabets, the three alignments inside a longer string),
+ * percent-encoding of some or all bytes: each is found. */
+TEST(redact_secret_encodings)
+{
+	static const char secret[] = "s3cr3t-Value-42";
+	struct redactor r = { 0 };
+	static const char *const forms[] = {
+		/* hex */
+		"7333637233742d56616c75652d3432",
+		"7333637233742D56616C75652D3432",
+		/* base64 of the secret, of "x" + it, of "xy" + it (standard alphabet) */
+		"czNjcjN0LVZhbHVlLTQy",
+		"eHMzY3IzdC1WYWx1ZS00Mg==",
+		"eHlzM2NyM3QtVmFsdWUtNDI=",
+		/* in a longer base64 string, mid-stream */
+		"QUFBQUFBczNjcjN0LVZhbHVlLTQyQkJCQg==",
+		/* percent-encoded: all bytes, some bytes, lower-case hex */
+		"%73%33%63%72%33%74%2D%56%61%6C%75%65%2D%34%32",
+		"s3cr3t%2DValue-42",
+		"s3%63r3t-Value-4%32",
+	};
+	unsigned count;
+	size_t i, len, n;
+	char text[256], mid[16], *out;
+
+	ASSERT_EQ(redactor_add_secret(&r, secret, strlen(secret)), 0);
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(text, sizeof(text), "<%s>", forms[i]);
+		/* The middle of the form: the secret's bytes alone decide it. */
+		n = strlen(forms[i]);
+		snprintf(mid, sizeof(mid), "%.8s", forms[i] + n / 2 - 4);
+		ASSERT_EQ(redact(&r, text, strlen(text), strlen(text), &out, &len, &count), 0);
+		/* What stays: the markers of a longer string, a character of bytes around it. */
+		if (count != 1 || strstr(out, mid) || !strstr(out, "[REDACTED:secret]"))
+			FAIL("%s: got \"%s\" (%u)", forms[i], out, count);
+		free(out);
+	}
+	/* The URL-safe alphabet (bytes whose base64 is all '+' and '/' in the standard one). */
+	redactor_clear(&r);
+	ASSERT_EQ(redactor_add_secret(&r, "\xfb\xef\xbe\xfb\xef\xbe\xfb\xef\xbe", 9), 0);
+	expect(&r, "[++++++++++++]", "[[REDACTED:secret]]", 1);
+	expect(&r, "[-_-_-_-_-_-_]", "[-_-_-_-_-_-_]", 0);
+	expect(&r, "[------------]", "[[REDACTED:secret]]", 1);
+	redactor_clear(&r);
+	/* The lookahead covers the longest form, percent-encoded. */
+	ASSERT_EQ(redactor_add_secret(&r, secret, strlen(secret)), 0);
+	ASSERT(redact_lookahead(&r) >= 3 * strlen(secret));
+	redactor_clear(&r);
 }
 
 TEST(redact_secret_limits)

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include "harness.h"
 #include "jsonpos.h"
+#include "policy.h"
+#include "tool_sandbox.h"
 #include "tools.h"
 
 /* The registry text must be refused with an error line containing want. */
@@ -100,9 +102,22 @@ TEST(tools_registry_errors_placed)
 		"applied to a quantifier");
 	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
 		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": \"((a{100}){100})\"}}}]}",
+		"/tools/0/args/x/pattern: expected a pattern of bounded size; found one a repeated "
+		"group that holds a repetition");
+	/*
+	 * Patterns glibc's matcher takes seconds on, in agentd's loop: nested repetition
+	 * ("(a{1,255}){1,30}b$": past 20 s on 4 KiB of "a"), long runs of optional copies
+	 * ("a{0,255}" 8 times: 16 s on 4 KiB).
+	 */
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": \"(a{1,255}){1,30}b$\"}}}]}",
+		"/tools/0/args/x/pattern: expected a pattern of bounded size; found one a repeated "
+		"group that holds a repetition");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": "
+		"\"^a{0,255}a{0,255}a{0,255}a{0,255}a{0,255}a{0,255}a{0,255}a{0,255}$\"}}}]}",
 		"/tools/0/args/x/pattern: expected a pattern of bounded size; found one too "
-		"complex "
-		"(more than 10000 states once its repetitions are expanded)");
+		"complex (more than 300 states once its repetitions are expanded)");
 	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
 		"\"args\": {\"x\": {\"type\": \"string\", \"pattern\": \"a{1000}\"}}}]}",
 		"/tools/0/args/x/pattern: expected a pattern of bounded size; found one a "
@@ -174,6 +189,95 @@ TEST(tools_ids)
 	refused("{\"tools\": [{\"name\": \"n\", \"effect\": \"observe\", \"builtin\": \"noop\", "
 		"\"uid\": 4}]}",
 		"/tools/0/uid: a builtin runs in agentd: it takes no uid");
+}
+
+/* Root only when said, and never with a uid; programs are absolute paths. */
+TEST(tools_user_root_and_programs)
+{
+	static const char json[] =
+		"{\"tools\": [{\"name\": \"r\", \"effect\": \"observe\", \"exec\": "
+		"[\"/bin/true\"], \"user\": \"root\"},\n"
+		" {\"name\": \"s\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+		"\"sleep 1\"], \"programs\": [\"/bin/sleep\"]}]}";
+	static const char head[] = "{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", "
+				   "\"exec\": [\"/bin/true\"], ";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	char doc[512];
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), 0);
+	ASSERT(tools_find(reg, "r")->root);
+	ASSERT(!tools_find(reg, "s")->root);
+	ASSERT_EQ(tools_find(reg, "s")->n_programs, 1);
+	ASSERT_STREQ(tools_find(reg, "s")->programs[0], "/bin/sleep");
+	tools_free(reg);
+	snprintf(doc, sizeof(doc), "%s\"user\": \"nobody\"}]}", head);
+	refused(doc, "/tools/0/user: expected one of \"root\"");
+	snprintf(doc, sizeof(doc), "%s\"user\": \"root\", \"uid\": 5}]}", head);
+	refused(doc, "/tools/0/user: expected either user or uid; found both");
+	snprintf(doc, sizeof(doc), "%s\"programs\": [\"sleep\"]}]}", head);
+	refused(doc, "/tools/0/programs/0: expected an absolute path");
+}
+
+/* A run's rights: the caller's read rights (its write rights too for an actuating tool), never
+ * its exec rights; exec only on the tool's programs and the loader; a deny inside a grant, which
+ * Landlock cannot hold, refuses the run. */
+TEST(tool_sandbox_plan_is_at_most_the_callers)
+{
+	static const char reg_json[] =
+		"{\"tools\": [{\"name\": \"ro\", \"effect\": \"observe\", \"exec\": "
+		"[\"/bin/true\"]},\n"
+		" {\"name\": \"act\", \"effect\": \"actuate\", \"exec\": [\"/bin/true\"]}]}";
+	static const char pol_json[] =
+		"{\"name\": \"p\", \"files\": [{\"path\": \"/tmp\", \"rights\": [\"read\", "
+		"\"write\", \"create\"]}, {\"path\": \"/etc/hostname\", \"rights\": [\"write\"]}],"
+		" \"exec\": {\"allow\": [\"/bin/sh\"]}, \"tools\": [\"ro\", \"act\"]}";
+	static const char deny_json[] =
+		"{\"name\": \"d\", \"files\": [{\"path\": \"/usr\", \"rights\": [\"read\"]},"
+		" {\"path\": \"/usr/bin\", \"rights\": []}], \"tools\": [\"ro\"]}";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	struct landlock_plan *pl;
+	struct policy *p;
+	char why[256] = "";
+	size_t i;
+	__u64 tmp = 0, sh = 0, truebin = 0, host = 0;
+
+	ASSERT_EQ(tools_load_buffer("t.json", reg_json, strlen(reg_json), &reg, &errs), 0);
+	ASSERT_EQ(policy_load_buffer("p.json", pol_json, strlen(pol_json), NULL, reg, &p, &errs),
+		  0);
+	ASSERT_EQ(tool_sandbox_plan(p, tools_find(reg, "ro"), 3, &pl, why, sizeof(why)), 0);
+	for (i = 0; i < pl->n; i++) {
+		if (!strcmp(pl->rules[i].path, "/tmp"))
+			tmp = pl->rules[i].access;
+		if (!strcmp(pl->rules[i].path, "/bin/sh"))
+			sh = pl->rules[i].access;
+		if (!strcmp(pl->rules[i].path, "/bin/true"))
+			truebin = pl->rules[i].access;
+		if (!strcmp(pl->rules[i].path, "/etc/hostname"))
+			host = pl->rules[i].access;
+	}
+	ASSERT_EQ(tmp, LL_FS_READ_FILE | LL_FS_READ_DIR); /* ABI 3: no ioctl right */
+	ASSERT_EQ(sh & LL_FS_EXECUTE, 0); /* the agent may run it; the tool may only read it */
+	ASSERT(sh & LL_FS_READ_FILE);
+	ASSERT(truebin & LL_FS_EXECUTE);
+	ASSERT_EQ(host, 0); /* write-only for the agent: nothing for a tool that observes */
+	landlock_plan_free(pl);
+	ASSERT_EQ(tool_sandbox_plan(p, tools_find(reg, "act"), 3, &pl, why, sizeof(why)), 0);
+	for (i = 0; i < pl->n; i++)
+		if (!strcmp(pl->rules[i].path, "/tmp"))
+			tmp = pl->rules[i].access;
+	ASSERT(tmp & LL_FS_WRITE_FILE);
+	ASSERT(tmp & LL_FS_MAKE_REG);
+	ASSERT_EQ(tmp & LL_FS_EXECUTE, 0);
+	landlock_plan_free(pl);
+	policy_free(p);
+	ASSERT_EQ(policy_load_buffer("d.json", deny_json, strlen(deny_json), NULL, reg, &p, &errs),
+		  0);
+	ASSERT_EQ(tool_sandbox_plan(p, tools_find(reg, "ro"), 3, &pl, why, sizeof(why)), -EPERM);
+	ASSERT(strstr(why, "denies /usr/bin inside a tree it grants"));
+	policy_free(p);
+	tools_free(reg);
 }
 
 /* Per-tool limits: parsed as a policy's, refused with their place when wrong. */

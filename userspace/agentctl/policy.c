@@ -152,6 +152,57 @@ static void print_result(const char *file, const struct policy *p, const struct 
 	       errs->n + errs->dropped == 1 ? "" : "s");
 }
 
+/* A tool that runs as root ("user": "root") is outside its caller's uid and keeps root's
+ * capabilities: said on a warning line per tool, and in --json as "warnings". */
+static void warn_root_tools(const char *file, const struct tool *const *tools, size_t n,
+			    json_t *result)
+{
+	json_t *arr = result ? json_array() : NULL;
+	char line[512];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!tools[i] || !tools[i]->root)
+			continue;
+		snprintf(line, sizeof(line),
+			 "tool \"%s\" runs as root (\"user\": \"root\" in the registry): with "
+			 "root's capabilities, only its caller's files",
+			 tools[i]->name);
+		if (arr)
+			json_array_append_new(arr, json_string(line));
+		else
+			printf("%s: warning: %s\n", file, line);
+	}
+	if (arr)
+		json_object_set_new(result, "warnings", arr);
+}
+
+static void warn_policy_tools(const char *file, const struct policy *p, json_t *result)
+{
+	const struct tool **defs = calloc(p->n_tools + 1, sizeof(*defs));
+	size_t i;
+
+	if (!defs)
+		return;
+	for (i = 0; i < p->n_tools; i++)
+		defs[i] = p->tools[i].def;
+	warn_root_tools(file, defs, p->n_tools, result);
+	free(defs);
+}
+
+static void warn_registry(const char *file, const struct tools_registry *reg, json_t *result)
+{
+	const struct tool **defs = calloc(reg->n + 1, sizeof(*defs));
+	size_t i;
+
+	if (!defs)
+		return;
+	for (i = 0; i < reg->n; i++)
+		defs[i] = &reg->tools[i];
+	warn_root_tools(file, defs, reg->n, result);
+	free(defs);
+}
+
 /* A file named tools.json is a registry, so that a glob of policies/ checks everything there. */
 static int check_registry(const char *file, json_t *results)
 {
@@ -162,14 +213,19 @@ static int check_registry(const char *file, json_t *results)
 	err = tools_load(file, &reg, &errs);
 	if (results && err)
 		json_array_append_new(results, result_json(NULL, file, NULL, &errs));
-	else if (results)
-		json_array_append_new(results, json_pack("{s:s, s:b, s:s, s:I, s:[]}", "file", file,
-							 "valid", 1, "registry", "tools", "tools",
-							 (json_int_t)reg->n, "errors"));
-	else if (err)
+	else if (results) {
+		json_t *r = json_pack("{s:s, s:b, s:s, s:I, s:[]}", "file", file, "valid", 1,
+				      "registry", "tools", "tools", (json_int_t)reg->n, "errors");
+
+		if (r)
+			warn_registry(file, reg, r);
+		json_array_append_new(results, r);
+	} else if (err) {
 		print_result(file, NULL, &errs);
-	else
+	} else {
 		printf("%s: ok (tools registry: %zu tools)\n", file, reg->n);
+		warn_registry(file, reg, NULL);
+	}
 	tools_free(reg);
 	policy_errors_clear(&errs);
 	if (err == -ENOMEM)
@@ -200,10 +256,17 @@ static int check_one(const struct check_opts *o, const char *file, json_t *resul
 	err = tpath ? tools_load(tpath, &reg, &errs) : 0;
 	if (!err)
 		err = policy_load(file, &vars, reg ? reg : &no_tools, &p, &errs);
-	if (results)
-		json_array_append_new(results, result_json(o, file, p, &errs));
-	else
+	if (results) {
+		json_t *r = result_json(o, file, p, &errs);
+
+		if (r && p)
+			warn_policy_tools(file, p, r);
+		json_array_append_new(results, r);
+	} else {
 		print_result(file, p, &errs);
+		if (p)
+			warn_policy_tools(file, p, NULL);
+	}
 	if (p && !results && o->layers_given && print_gap(o, file, p))
 		err = -ENOMEM;
 	if (!p && err != -ENOMEM && template_only(&errs))

@@ -113,10 +113,14 @@ static void conn_free(struct worker *w, size_t i, bool tell_root)
 	w->conns[i] = w->conns[--w->n];
 }
 
-/* Sends what agentd handed over; once all of it is out, agentd may write again itself. */
+/*
+ * Sends what agentd handed over, and tells agentd how much is out (it counts what its agent
+ * leaves unread); once all of it is out, agentd may write again itself.
+ */
 static void flush(struct worker *w, size_t i)
 {
 	struct wconn *c = w->conns[i];
+	__u64 before = c->sent;
 	ssize_t n;
 
 	if (c->out_off == c->out_len)
@@ -126,8 +130,11 @@ static void flush(struct worker *w, size_t i)
 			 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN)
+		if (n < 0 && errno == EAGAIN) {
+			if (c->sent != before)
+				to_root(w, MSG_DRAINED, c->id, &c->sent, sizeof(c->sent));
 			return;
+		}
 		if (n <= 0) {
 			conn_free(w, i, true);
 			return;
@@ -341,6 +348,17 @@ static void chan_read(struct worker *w)
 	w->cin_len -= off;
 }
 
+/*
+ * Backpressure: no request is read from a connection while replies wait to go out on it, so an
+ * agent that sends and never reads is held by its own socket's buffer, not by this process.
+ */
+static short interest(const struct wconn *c)
+{
+	bool pending = c->out_off < c->out_len;
+
+	return (c->closing || c->lost || pending ? 0 : POLLIN) | (pending ? POLLOUT : 0);
+}
+
 static int confine(void)
 {
 	static const int allowed[] = {
@@ -442,11 +460,8 @@ int main(int argc, char **argv)
 	for (;;) {
 		fds[0] = (struct pollfd){ .fd = w.chan, .events = POLLIN };
 		for (i = 0; i < w.n; i++)
-			fds[i + 1] = (struct pollfd){
-				.fd = w.conns[i]->fd,
-				.events = (w.conns[i]->closing || w.conns[i]->lost ? 0 : POLLIN) |
-					  (w.conns[i]->out_off < w.conns[i]->out_len ? POLLOUT : 0)
-			};
+			fds[i + 1] = (struct pollfd){ .fd = w.conns[i]->fd,
+						      .events = interest(w.conns[i]) };
 		n = w.n;
 		if (poll(fds, n + 1, -1) < 0)
 			continue;

@@ -31,14 +31,20 @@
 #include "broker_int.h"
 #include "cgroup.h"
 #include "daemon.h"
+#include "landlock.h"
 #include "log.h"
+#include "probe.h"
 #include "spawn.h"
+#include "tool_sandbox.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
 
 #define AGENT_CALLS_MAX 64 /* calls of one agent in flight */
+/* Reply bytes of one agent handed to its worker and not yet sent (the agent does not read):
+ * past this, new calls are refused and a reply to queue ends its connection. */
+#define AGENT_QUEUED_MAX (32ULL << 20)
 #define SECRETS_DIR "secrets" /* in the state directory */
 #define TOOL_PATH_ENV "PATH=/usr/local/bin:/usr/bin:/bin"
 #define CONN_SLOT_BITS 8 /* BROKER_CONNS_MAX */
@@ -56,6 +62,7 @@ struct bconn {
 	__u32 id;
 	int fd; /* agentd's own copy, to write replies on (the worker reads) */
 	__u64 handed; /* reply bytes handed to the worker, for its MSG_DRAINED */
+	__u64 drained; /* of those, what the worker said it sent */
 	pid_t pid;
 	uid_t uid;
 	char comm[AUDIT_COMM_MAX];
@@ -79,7 +86,8 @@ struct bagent {
 	char cgrel[PATH_MAX]; /* the agent's cgroup below the cgroup2 mount */
 	__u64 calls, refused;
 	unsigned in_flight;
-	__u64 ino; /* of the listening socket, in broker_sockets; 0: not there */
+	__u64 queued; /* reply bytes handed to the worker, not yet sent: AGENT_QUEUED_MAX */
+	__u64 cookie; /* of the listening socket (SO_COOKIE), in broker_sockets; 0: not there */
 };
 
 /* Who called, and what: for the reply and the audit record. */
@@ -114,6 +122,7 @@ struct broker {
 	char rundir[PATH_MAX];
 	__u64 n_calls, n_runs;
 	rlim_t nofile; /* agentd's RLIMIT_NOFILE soft limit at start, the tools' */
+	int landlock_abi; /* what holds tools to their callers' files; -errno: none, tools refused */
 	char tools_missing[64]; /* controllers tool cgroups do not get here: "cpu, memory, pids" */
 };
 
@@ -210,6 +219,15 @@ static struct bconn *conn_get(struct bagent *b, __u32 id)
 	return c->used && c->id == id ? c : NULL;
 }
 
+/* agentd stops counting what the worker holds for c (the worker sends it, or drops it). */
+static void conn_forget(struct bagent *b, struct bconn *c)
+{
+	b->queued -= c->handed - c->drained;
+	close(c->fd);
+	c->fd = -1;
+	c->used = false;
+}
+
 /* agentd forgets conn; the agent sees it close once the worker has sent what it holds. */
 static void conn_end(struct bagent *b, struct bconn *c)
 {
@@ -217,9 +235,24 @@ static void conn_end(struct bagent *b, struct bconn *c)
 		return;
 	if (!c->via_worker || chan_send(b, MSG_CLOSE, c->id, NULL, 0, -1))
 		shutdown(c->fd, SHUT_RDWR);
-	close(c->fd);
-	c->fd = -1;
-	c->used = false;
+	conn_forget(b, c);
+}
+
+static void audit_unread(struct bagent *b, struct bconn *c, size_t len);
+
+/*
+ * An agent that does not read its replies: once AGENT_QUEUED_MAX bytes of them wait, a reply
+ * that would wait too ends its connection, and what the worker holds for it is dropped (the
+ * socket is shut down under both copies). Audited as a refusal.
+ */
+static bool over_queue(struct bagent *b, struct bconn *c, size_t len)
+{
+	if (b->queued < AGENT_QUEUED_MAX)
+		return false;
+	audit_unread(b, c, len);
+	shutdown(c->fd, SHUT_RDWR);
+	conn_end(b, c);
+	return true;
 }
 
 /*
@@ -239,12 +272,15 @@ static void send_frame(struct bagent *b, struct bconn *c, const char *frame, siz
 		if (n < 0)
 			n = 0;
 	}
+	if (over_queue(b, c, len - n))
+		return;
 	if (chan_send(b, MSG_REPLY, c->id, frame + n, len - n, -1)) {
 		conn_end(b, c); /* a frame cut short: the stream is lost */
 		return;
 	}
 	c->via_worker = true;
 	c->handed += len - n;
+	b->queued += len - n;
 }
 
 static void reply(struct bagent *b, __u32 conn, json_t *doc)
@@ -347,6 +383,18 @@ static void refuse(struct bagent *ba, struct bconn *c, long long id, const char 
 	audit_call(ba->b, &who, tool, false, args_len, args_sha, NULL, 0, "outcome=%s reason=%s",
 		   code, msg);
 	ba->refused++;
+}
+
+static void audit_unread(struct bagent *b, struct bconn *c, size_t len)
+{
+	struct caller who;
+
+	caller_of(b, c, &who);
+	audit_call(b->b, &who, "?", false, 0, NULL, NULL, 0,
+		   "outcome=%s reason=the agent has not read %llu bytes of replies: a reply of %zu "
+		   "bytes dropped and its connection closed",
+		   BROKER_E_BUSY, (unsigned long long)b->queued, len);
+	b->refused++;
 }
 
 /* ---- running tools ---- */
@@ -463,6 +511,17 @@ static void strv_free(char **v, size_t n, bool wipe)
 	free(v);
 }
 
+/* Root only when the registry says so; else its uid, or the agent's own tool id. */
+static void tool_ids(const struct tool *t, __u32 agent, unsigned int *uid, unsigned int *gid)
+{
+	if (t->root)
+		*uid = *gid = 0;
+	else if (t->uid)
+		*uid = t->uid, *gid = t->gid;
+	else
+		*uid = *gid = BROKER_TOOL_ID_BASE + agent;
+}
+
 /* The environment: PATH, the registry's env, the secrets (each also given to the redactor). */
 static int build_env(struct broker *b, const struct tool *t, char ***envp, size_t *n,
 		     struct redactor *red, char *why, size_t whysz)
@@ -501,16 +560,59 @@ static int build_env(struct broker *b, const struct tool *t, char ***envp, size_
 	return err;
 }
 
+/*
+ * What the run may reach: the caller's file rights (read-only unless the tool actuates), its own
+ * programs, as a Landlock ruleset. Without Landlock nothing would hold a tool to its caller's
+ * files: the call is refused (fail closed). Returns the ruleset fd, or -errno with why.
+ */
+static int tool_ruleset(const struct broker *b, const struct agent *a, const struct tool *t,
+			char *why, size_t whysz)
+{
+	struct landlock_plan *plan = NULL;
+	const char *bad = "?";
+	int fd;
+
+	if (b->landlock_abi < 1) {
+		snprintf(why, whysz,
+			 "Landlock is not available here (%s): nothing would hold the tool to the "
+			 "agent's files: not run",
+			 strerror(-b->landlock_abi));
+		return -EOPNOTSUPP;
+	}
+	fd = tool_sandbox_plan(a->policy, t, b->landlock_abi, &plan, why, whysz);
+	if (!fd) {
+		fd = landlock_open(plan, &bad);
+		if (fd)
+			snprintf(why, whysz, "the tool's sandbox: %s: %s", bad, strerror(-fd));
+	} else if (fd != -EPERM) {
+		snprintf(why, whysz, "the tool's sandbox: %s", strerror(-fd));
+	}
+	if (!fd) {
+		fd = landlock_ruleset(plan);
+		if (fd < 0)
+			snprintf(why, whysz, "the tool's Landlock ruleset: %s", strerror(-fd));
+	}
+	landlock_plan_free(plan);
+	return fd;
+}
+
 static int start_run(struct broker *b, struct call *call, const struct tool *t, const json_t *args,
 		     char *why, size_t whysz)
 {
 	char cg[PATH_MAX + 16 + 2 * AUDIT_NAME_MAX], **argv = calloc(t->n_exec + 1, sizeof(char *)),
 						     **env = NULL;
 	struct redactor red = { 0 };
+	struct sandbox_seccomp sc;
 	struct tool_spec spec;
 	size_t i, n_env = 0;
-	int err = argv ? 0 : -ENOMEM;
+	int err = argv ? 0 : -ENOMEM, ruleset;
 
+	ruleset = tool_ruleset(b, call->ba->a, t, why, whysz);
+	if (ruleset < 0) {
+		free(argv);
+		return ruleset;
+	}
+	sandbox_seccomp_from_policy(call->ba->a->policy, &sc);
 	for (i = 0; !err && i < t->n_exec; i++)
 		if (!(argv[i] = expand(t->exec[i], args)))
 			err = -ENOMEM;
@@ -519,14 +621,25 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	/* agentd's pid in the name: a run left by an agentd before cannot collide. */
 	snprintf(cg, sizeof(cg), "%s/%s-%d-%llu", b->tools_cg, call->who.agent_name, (int)getpid(),
 		 (unsigned long long)++b->n_runs);
-	spec = (struct tool_spec){ cg,	 argv,	    env,	t->timeout_sec, t->output_cap,
-				   &red, b->nofile, &t->limits, t->uid,		t->gid };
+	spec = (struct tool_spec){ .cgroup = cg,
+				   .argv = argv,
+				   .envp = env,
+				   .timeout_sec = t->timeout_sec,
+				   .output_cap = t->output_cap,
+				   .redactor = &red,
+				   .nofile = b->nofile,
+				   .limits = &t->limits,
+				   .ruleset_fd = ruleset,
+				   .seccomp = &sc };
+	tool_ids(t, call->who.agent, &spec.uid, &spec.gid);
 	if (!err) {
 		err = tool_run_start(b->d->loop, &spec, call_done, call, &call->run);
 		if (err)
 			snprintf(why, whysz, "starting %s: %s", t->exec[0], strerror(-err));
-	} else if (err == -ENOMEM) {
-		snprintf(why, whysz, "out of memory");
+	} else {
+		close(ruleset);
+		if (err == -ENOMEM)
+			snprintf(why, whysz, "out of memory");
 	}
 	redactor_clear(&red);
 	strv_free(argv, t->n_exec, false);
@@ -611,6 +724,9 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *data, siz
 	} else if (ba->in_flight >= AGENT_CALLS_MAX) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
 		       "too many calls in flight");
+	} else if (ba->queued >= AGENT_QUEUED_MAX) {
+		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
+		       "too many bytes of this agent's replies are not read yet");
 	} else if (t->builtin) {
 		ba->calls++;
 		builtin(ba, c, &req, t, len, sha);
@@ -671,17 +787,21 @@ static int on_refused(struct bagent *ba, struct bconn *c, const char *data, size
 	return 0;
 }
 
-/* Every reply byte handed to the worker for c is sent: agentd may write on c itself again. */
-static int on_drained(struct bconn *c, const char *data, size_t len)
+/* The worker sent reply bytes of c (a running count); once all: agentd may write on c itself. */
+static int on_drained(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
 	__u64 sent;
 
 	if (len != sizeof(sent))
 		return -EPROTO;
 	memcpy(&sent, data, sizeof(sent));
-	if (c && sent > c->handed)
+	if (c && (sent > c->handed || sent < c->drained))
 		return -EPROTO;
-	if (c && sent == c->handed)
+	if (!c)
+		return 0;
+	ba->queued -= sent - c->drained;
+	c->drained = sent;
+	if (sent == c->handed)
 		c->via_worker = false;
 	return 0;
 }
@@ -700,15 +820,12 @@ static int message(struct bagent *ba, const struct bmsg *m, const char *data)
 	case MSG_REFUSED:
 		return on_refused(ba, c, data, m->len);
 	case MSG_DRAINED:
-		return on_drained(c, data, m->len);
+		return on_drained(ba, c, data, m->len);
 	case MSG_CLOSED:
 		if (m->len)
 			return -EPROTO;
-		if (c) {
-			close(c->fd);
-			c->fd = -1;
-			c->used = false;
-		}
+		if (c)
+			conn_forget(ba, c);
 		return 0;
 	}
 	return -EPROTO;
@@ -768,10 +885,8 @@ static void worker_stop(struct bagent *ba, int *status)
 	ba->qtail = NULL;
 	ba->in_len = 0;
 	for (i = 0; i < BROKER_CONNS_MAX; i++)
-		if (ba->conns[i].used) {
-			close(ba->conns[i].fd);
-			ba->conns[i].used = false;
-		}
+		if (ba->conns[i].used)
+			conn_forget(ba, &ba->conns[i]);
 }
 
 /* The worker died (or misbehaved): a new one starts. */
@@ -1036,7 +1151,7 @@ static void searchable(const char *dir)
 
 /*
  * broker_sockets, pinned by the enforcer where BPF LSM runs: emptied (the sockets of an agentd
- * before are gone, and their inode numbers may come back). -1 where it is not loaded.
+ * before are gone). -1 where it is not loaded.
  */
 static int sockets_map_open(const char *pin_dir)
 {
@@ -1059,18 +1174,18 @@ static int sockets_map_open(const char *pin_dir)
 /* The kernel's side of "this socket is this agent's": where BPF LSM runs. */
 static void sockets_map_add(struct bagent *ba)
 {
+	socklen_t len = sizeof(__u64);
 	__u32 id = ba->a->st.id;
-	struct stat st;
-	__u64 ino;
+	__u64 cookie;
 
-	if (ba->b->sockets_map < 0 || fstat(ba->lfd, &st))
+	if (ba->b->sockets_map < 0)
 		return;
-	ino = st.st_ino;
-	if (bpf_map_update_elem(ba->b->sockets_map, &ino, &id, BPF_ANY))
+	if (getsockopt(ba->lfd, SOL_SOCKET, SO_COOKIE, &cookie, &len) ||
+	    bpf_map_update_elem(ba->b->sockets_map, &cookie, &id, BPF_ANY))
 		log_warn("broker: agent %s: broker_sockets: %s; agentd's peer check still holds\n",
 			 ba->a->st.name, strerror(errno));
 	else
-		ba->ino = st.st_ino;
+		ba->cookie = cookie;
 }
 
 /* agentd-worker sits beside agentd. */
@@ -1128,6 +1243,11 @@ int broker_start(struct daemon *d)
 		return -ENOMEM;
 	b->nofile = RLIM_INFINITY;
 	more_fds(b);
+	b->landlock_abi = probe_landlock_abi();
+	if (b->landlock_abi < 1)
+		log_warn("broker: Landlock is not available (%s): exec tools are refused (nothing "
+			 "would hold them to their callers' files)\n",
+			 strerror(-b->landlock_abi));
 	b->d = d;
 	snprintf(ctl, sizeof(ctl), "%s", d->o->control);
 	dir = dirname(ctl);
@@ -1275,8 +1395,8 @@ void broker_agent_down(struct daemon *d, struct agent *a)
 	(void)d;
 	if (!b || !ba)
 		return;
-	if (ba->ino)
-		bpf_map_delete_elem(b->sockets_map, &ba->ino);
+	if (ba->cookie)
+		bpf_map_delete_elem(b->sockets_map, &ba->cookie);
 	loop_del(b->d->loop, ba->lfd);
 	close(ba->lfd);
 	unlink(ba->path);
@@ -1300,10 +1420,11 @@ void broker_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 	if (!ba)
 		return;
 	json_object_set_new(obj, "broker",
-			    json_pack("{s:s, s:i, s:I, s:I, s:i, s:b}", "socket", ba->path,
+			    json_pack("{s:s, s:i, s:I, s:I, s:i, s:I, s:b}", "socket", ba->path,
 				      "worker_pid", (int)ba->worker, "calls", (json_int_t)ba->calls,
 				      "refused", (json_int_t)ba->refused, "in_flight",
-				      (int)ba->in_flight, "kernel_check", ba->ino != 0));
+				      (int)ba->in_flight, "replies_queued", (json_int_t)ba->queued,
+				      "kernel_check", ba->cookie != 0));
 }
 
 void broker_status_json(struct daemon *d, json_t *reply)
@@ -1314,7 +1435,9 @@ void broker_status_json(struct daemon *d, json_t *reply)
 	if (!b)
 		return;
 	json_object_set_new(reply, "broker",
-			    json_pack("{s:s, s:I, s:s, s:s}", "worker", b->worker_path, "requests",
-				      (json_int_t)b->n_calls, "tools_cgroup", b->tools_cg,
-				      "tool_limits_unavailable", b->tools_missing));
+			    json_pack("{s:s, s:I, s:s, s:s, s:i}", "worker", b->worker_path,
+				      "requests", (json_int_t)b->n_calls, "tools_cgroup",
+				      b->tools_cg, "tool_limits_unavailable", b->tools_missing,
+				      "tool_landlock_abi",
+				      b->landlock_abi > 0 ? b->landlock_abi : 0));
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 #include "broker_int.h"
 #include "cgroup.h"
+#include "landlock.h"
 #include "log.h"
 #include "loop.h"
 
@@ -186,7 +188,7 @@ static void child(const struct tool_spec *spec, int out, int err)
 {
 	sigset_t none;
 	struct rlimit rl;
-	int null = open("/dev/null", O_RDONLY);
+	int null = open("/dev/null", O_RDONLY), e = 0;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -194,19 +196,26 @@ static void child(const struct tool_spec *spec, int out, int err)
 	setsid();
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(127);
-	syscall(SYS_close_range, 3U, ~0U, 0U);
 	/* agentd's raised fd limit stays agentd's (some tools walk every possible fd). */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && spec->nofile < rl.rlim_cur) {
 		rl.rlim_cur = spec->nofile;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	/* The registry's ids, and no group of root's: every capability goes with the uid. */
+	/* The run's ids, and no group of root's: every capability goes with the uid. */
 	if (spec->uid && (setgroups(0, NULL) || setresgid(spec->gid, spec->gid, spec->gid) ||
 			  setresuid(spec->uid, spec->uid, spec->uid))) {
 		dprintf(2, "agentd broker: running %s as %u:%u: %s\n", spec->argv[0], spec->uid,
 			spec->gid, strerror(errno));
 		_exit(127);
 	}
+	/* No exec gains privileges; then the caller's file rights and system calls, at most. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || (e = landlock_restrict(spec->ruleset_fd)) ||
+	    (e = sandbox_seccomp_load(spec->seccomp))) {
+		dprintf(2, "agentd broker: confining %s: %s\n", spec->argv[0],
+			strerror(e ? -e : errno));
+		_exit(127);
+	}
+	syscall(SYS_close_range, 3U, ~0U, 0U);
 	execve(spec->argv[0], spec->argv, spec->envp);
 	dprintf(2, "agentd broker: executing %s: %s\n", spec->argv[0], strerror(errno));
 	_exit(127);
@@ -300,6 +309,7 @@ int tool_run_start(struct loop *l, const struct tool_spec *spec, tool_done_fn do
 	*out = NULL;
 	if (!r) {
 		redactor_clear(spec->redactor);
+		close(spec->ruleset_fd);
 		return -ENOMEM;
 	}
 	r->l = l;
@@ -317,15 +327,18 @@ int tool_run_start(struct loop *l, const struct tool_spec *spec, tool_done_fn do
 	r->s[1].buf = malloc(r->keep);
 	if (!r->s[0].buf || !r->s[1].buf) {
 		e = -ENOMEM;
+		close(spec->ruleset_fd);
 		goto fail;
 	}
 	if (mkdir(r->cgroup, 0755)) {
 		e = -errno;
+		close(spec->ruleset_fd);
 		goto fail;
 	}
 	e = set_limits(r->cgroup, spec->limits);
 	if (!e)
 		e = spawn(r, spec);
+	close(spec->ruleset_fd);
 	if (!e)
 		e = watch(r, spec);
 	if (e) {

@@ -13,6 +13,7 @@
 #include "broker_proto.h"
 #include "cglimits.h"
 #include "redact.h"
+#include "sandbox_seccomp.h"
 
 /* A tool run: argv and env built, then watched in the daemon's loop until it is done. */
 struct tool_run;
@@ -36,12 +37,15 @@ struct tool_spec {
 	struct redactor *redactor; /* taken over (the secrets of the call) */
 	rlim_t nofile; /* the tool's RLIMIT_NOFILE soft limit: agentd's before it raised its own */
 	const struct limits *limits; /* on the run's cgroup; one that cannot be set fails the run */
-	unsigned int uid, gid; /* 0: run as root; else these, with no supplementary groups */
+	unsigned int uid, gid; /* the run's ids (0: root), with no supplementary groups */
+	int ruleset_fd; /* Landlock: what the run may reach (tool_sandbox.h); taken over */
+	const struct sandbox_seccomp *seccomp; /* the caller's filter */
 };
 
 struct loop;
 /* Starts the tool; done is called once, from the loop, when it has exited and its cgroup is
- * empty. Returns 0 or -errno (nothing started; the redactor is cleared). */
+ * empty. Returns 0 or -errno (nothing started; the redactor is cleared). Either way the ruleset
+ * fd is closed. */
 int tool_run_start(struct loop *l, const struct tool_spec *spec, tool_done_fn done, void *ctx,
 		   struct tool_run **out);
 /* Kills the run's cgroup (agent down, daemon stop); done still comes. */

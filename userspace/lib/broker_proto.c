@@ -371,22 +371,16 @@ static bool in_enum(const struct tool_arg *a, const char *s)
 static int check_string(const struct tool_arg *a, const json_t *v, struct broker_error *err)
 {
 	const char *s = json_string_value(v);
-	regex_t re;
-	int rc;
 
 	if (json_string_length(v) > a->max_length)
 		return fail(err, BROKER_E_ARGS, "\"%s\": longer than %zu bytes", a->name,
 			    a->max_length);
 	if (a->n_enum && !in_enum(a, s))
 		return fail(err, BROKER_E_ARGS, "\"%s\": not one of the allowed values", a->name);
-	if (!a->pattern)
-		return 0;
-	if (regcomp(&re, a->pattern, REG_EXTENDED | REG_NOSUB))
-		return fail(err, BROKER_E_ARGS, "\"%s\": the registry's pattern does not compile",
+	if (a->pattern && !a->re)
+		return fail(err, BROKER_E_ARGS, "\"%s\": the registry's pattern is not compiled",
 			    a->name);
-	rc = regexec(&re, s, 0, NULL, 0);
-	regfree(&re);
-	if (rc)
+	if (a->re && regexec(a->re, s, 0, NULL, 0))
 		return fail(err, BROKER_E_ARGS, "\"%s\": does not match the pattern %.64s", a->name,
 			    a->pattern);
 	return 0;

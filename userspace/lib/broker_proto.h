@@ -115,6 +115,12 @@ void broker_reply_free(struct broker_reply *r);
  * and different per agent, so that no agent (and no other worker) may signal or trace it.
  */
 #define BMSG_WORKER_ID_BASE 2147352576U /* 0x7ffe0000 */
+/*
+ * An exec tool without uid or "user": "root" in the registry runs as uid and gid
+ * BROKER_TOOL_ID_BASE + the calling agent's id: ids no user has, no capabilities; each run in a
+ * Landlock domain of its own, so that one run cannot signal or trace another.
+ */
+#define BROKER_TOOL_ID_BASE 2147287040U /* 0x7ffd0000 */
 enum bmsg_type {
 	/* root -> worker */
 	MSG_CONN = 1, /* a checked connection (the fd), known from now on as conn */

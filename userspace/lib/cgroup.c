@@ -150,8 +150,13 @@ int cgroup_of_peer(int fd, pid_t *pid, uid_t *uid, char *cg, size_t cgsz)
 	if (uid)
 		*uid = uc.uid;
 	len = sizeof(pidfd);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len))
-		pidfd = -1; /* before 6.5: the pid alone */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len)) {
+		/* Before 6.5 the pid alone (that race stays open); any other failure (a peer
+		 * reaped, whose pid may be another process's by now) is a refusal. */
+		if (errno != ENOPROTOOPT)
+			return errno == EINVAL ? -ESRCH : -errno;
+		pidfd = -1;
+	}
 	if (pidfd >= 0 && pidfd_pid(pidfd) != uc.pid) {
 		close(pidfd);
 		return -ESRCH;

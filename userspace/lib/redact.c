@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -272,20 +273,15 @@ static void consider(const struct match *m, struct match best[2])
 }
 
 /*
- * The longest match starting at s that replaces from s on (best[0]) and the longest that keeps
- * a prefix (best[1]); len 0 when none. Secrets first among equals. Returns whether any.
+ * The longest pattern match starting at s that replaces from s on (best[0]) and the longest
+ * that keeps a prefix (best[1]); len 0 when none. Returns whether any.
  */
-static bool match_at(const struct redactor *r, const unsigned char *s, size_t n,
-		     struct match best[2])
+static bool match_at(const unsigned char *s, size_t n, struct match best[2])
 {
 	struct match m;
 	size_t i;
 
 	best[0].len = best[1].len = 0;
-	for (i = 0; r && i < r->n; i++)
-		if (r->secrets[i].len <= n && r->secrets[i].value[0] == (char)s[0] &&
-		    !memcmp(s, r->secrets[i].value, r->secrets[i].len))
-			consider(&(struct match){ NULL, 0, r->secrets[i].len }, best);
 	for (i = 0; i < cands[s[0]].n; i++)
 		if (rule_match(&rules[cands[s[0]].v[i].rule], cands[s[0]].v[i].prefix, s, n, &m))
 			consider(&m, best);
@@ -298,8 +294,8 @@ static bool match_at(const struct redactor *r, const unsigned char *s, size_t n,
 	return best[0].len || best[1].len;
 }
 
-/* Bytes that can start a match: a cheap filter ahead of match_at(). */
-static void starts(const struct redactor *r, bool tab[256])
+/* Bytes that can start a pattern match: a cheap filter ahead of match_at(). */
+static void starts(bool tab[256])
 {
 	size_t i;
 
@@ -307,8 +303,6 @@ static void starts(const struct redactor *r, bool tab[256])
 		cands_init();
 	for (i = 0; i < 256; i++)
 		tab[i] = cands[i].n > 0;
-	for (i = 0; i < r->n; i++)
-		tab[(unsigned char)r->secrets[i].value[0]] = true;
 	tab['-'] = tab['e'] = tab[':'] = true;
 }
 
@@ -345,7 +339,8 @@ void redactor_clear(struct redactor *r)
 
 size_t redact_lookahead(const struct redactor *r)
 {
-	return r && r->longest > REDACT_TOKEN_MAX ? r->longest : REDACT_TOKEN_MAX;
+	/* A secret's longest form: percent-encoded, 3 bytes a byte. */
+	return r && 3 * r->longest > REDACT_TOKEN_MAX ? 3 * r->longest : REDACT_TOKEN_MAX;
 }
 
 struct buf {
@@ -390,45 +385,327 @@ static int cmp_range(const void *a, const void *b)
 	return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/*
- * The ranges to replace, in order. A match that keeps its prefix ("Bearer ") does not consume
- * it: the prefix is scanned too, so that a secret inside it is found; overlaps merge later.
- */
-static int collect(const struct redactor *r, const unsigned char *s, size_t len, size_t keep,
-		   struct range **out, size_t *n)
-{
-	static const struct redactor none;
-	struct range *v = NULL, *p;
-	size_t i = 0, cap = 0;
-	struct match m[2];
-	bool tab[256];
-	int k;
+struct ranges {
+	struct range *v;
+	size_t n, cap;
+};
 
-	starts(r ? r : &none, tab);
-	*n = 0;
-	while (i < keep) {
-		if (!tab[s[i]] || !match_at(r, s + i, len - i, m)) {
+static int push(struct ranges *rs, const char *cls, size_t from, size_t to)
+{
+	struct range *p;
+
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? rs->cap * 2 : 16;
+		p = realloc(rs->v, rs->cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		rs->v = p;
+	}
+	rs->v[rs->n++] = (struct range){ cls, from, to };
+	return 0;
+}
+
+/*
+ * The pattern matches. A match that keeps its prefix ("Bearer ") does not consume it: the
+ * prefix is scanned too, so that a secret-shaped string inside it is found; overlaps merge
+ * later. Injected secrets are not looked for here (see secret_ranges()).
+ */
+static int pattern_ranges(const unsigned char *s, size_t len, size_t keep, struct ranges *rs)
+{
+	struct match m[2];
+	size_t i = 0;
+	bool tab[256];
+	int k, err = 0;
+
+	starts(tab);
+	while (!err && i < keep) {
+		if (!tab[s[i]] || !match_at(s + i, len - i, m)) {
 			i++;
 			continue;
 		}
-		if (*n + 2 > cap) {
-			cap = cap ? cap * 2 : 16;
-			p = realloc(v, cap * sizeof(*v));
-			if (!p) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = p;
-		}
-		for (k = 0; k < 2; k++)
+		for (k = 0; !err && k < 2; k++)
 			if (m[k].len)
-				v[(*n)++] = (struct range){ m[k].cls, i + m[k].skip, i + m[k].len };
+				err = push(rs, m[k].cls, i + m[k].skip, i + m[k].len);
 		/* A whole match is consumed; a kept prefix is scanned on. */
 		i += m[0].len && m[0].len >= m[1].len ? m[0].len : 1;
 	}
-	if (*n)
-		qsort(v, *n, sizeof(*v), cmp_range);
-	*out = v;
+	return err;
+}
+
+/*
+ * One way an injected secret may appear in output: its bytes, its hex (either case), or the part
+ * of its base64 (standard or URL-safe alphabet) that depends on its bytes alone, at each of the
+ * three places a secret can start in a 3-byte group of a longer base64 string. A base64 form's
+ * neighbouring characters carry a few of the secret's bits too: they go with it.
+ */
+struct form {
+	char *s;
+	size_t len;
+	bool icase;
+	const char *edge; /* base64: the alphabet of the characters next to it; else NULL */
+};
+
+#define FORMS_PER_SECRET 9 /* raw, hex, 2 alphabets x 3 alignments, one spare */
+#define FORM_MIN 8 /* shorter encoded forms would match ordinary text */
+
+static const char b64_std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* The characters of base64(o zero bytes, v) that depend on v alone. */
+static char *b64_stable(const unsigned char *v, size_t n, size_t o, const char *abc, size_t *len)
+{
+	size_t bits = 8 * (o + n), first = (8 * o + 5) / 6, last = bits / 6, j, bit;
+	char *out;
+
+	if (last <= first || last - first < FORM_MIN)
+		return NULL;
+	out = malloc(last - first);
+	if (!out)
+		return NULL;
+	for (j = first; j < last; j++) {
+		unsigned c = 0;
+
+		for (bit = 6 * j; bit < 6 * j + 6; bit++) {
+			size_t byte = bit / 8;
+			unsigned b = byte < o ? 0 : v[byte - o];
+
+			c = c << 1 | ((b >> (7 - bit % 8)) & 1);
+		}
+		out[j - first] = abc[c];
+	}
+	*len = last - first;
+	return out;
+}
+
+static char *hex(const unsigned char *v, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *out = malloc(2 * n);
+	size_t i;
+
+	for (i = 0; out && i < n; i++) {
+		out[2 * i] = digits[v[i] >> 4];
+		out[2 * i + 1] = digits[v[i] & 15];
+	}
+	return out;
+}
+
+static void forms_free(struct form *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (f[i].s) {
+			explicit_bzero(f[i].s, f[i].len);
+			free(f[i].s);
+		}
+	free(f);
+}
+
+/* Every form of every secret; *n of them. NULL (out of memory) or the array. */
+static struct form *forms_of(const struct redactor *r, size_t *n)
+{
+	struct form *f = calloc(r->n * FORMS_PER_SECRET + 1, sizeof(*f));
+	const unsigned char *v;
+	size_t i, o, k = 0, len;
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < r->n; i++) {
+		v = (const unsigned char *)r->secrets[i].value;
+		len = r->secrets[i].len;
+		f[k].s = malloc(len);
+		if (!f[k].s)
+			goto oom;
+		memcpy(f[k].s, v, len);
+		f[k++].len = len;
+		if (2 * len >= FORM_MIN) {
+			f[k].s = hex(v, len);
+			if (!f[k].s)
+				goto oom;
+			f[k].len = 2 * len;
+			f[k++].icase = true;
+		}
+		for (o = 0; o < 3; o++) {
+			f[k].s = b64_stable(v, len, o, b64_std, &f[k].len);
+			f[k].edge = b64_std;
+			k += f[k].s != NULL;
+			f[k].s = b64_stable(v, len, o, b64_url, &f[k].len);
+			f[k].edge = b64_url;
+			k += f[k].s != NULL;
+		}
+	}
+	*n = k;
+	return f;
+oom:
+	forms_free(f, k);
+	return NULL;
+}
+
+static bool in_set(const char *set, unsigned char c)
+{
+	return c && strchr(set, c);
+}
+
+static void pair_set(unsigned char *pair, unsigned char a, unsigned char b)
+{
+	unsigned key = a << 8 | b;
+
+	pair[key >> 3] |= 1U << (key & 7);
+}
+
+/* A form's first two bytes (either case for hex; any second byte for a one-byte secret). */
+static void pair_add(unsigned char *pair, const struct form *f)
+{
+	unsigned char a = (unsigned char)f->s[0], b;
+	unsigned c;
+
+	if (f->len == 1) {
+		for (c = 0; c < 256; c++)
+			pair_set(pair, a, (unsigned char)c);
+		return;
+	}
+	b = (unsigned char)f->s[1];
+	pair_set(pair, a, b);
+	if (f->icase) {
+		pair_set(pair, (unsigned char)toupper(a), b);
+		pair_set(pair, a, (unsigned char)toupper(b));
+		pair_set(pair, (unsigned char)toupper(a), (unsigned char)toupper(b));
+	}
+}
+
+/* Each occurrence of each form in s[0, len) starting before keep; map (when not NULL) gives
+ * the offset in the output of each byte of s (a decoded view), map[len] its end. */
+static int find_forms(const struct form *f, size_t nf, const unsigned char *s, size_t len,
+		      size_t keep, const unsigned *map, struct ranges *rs)
+{
+	unsigned char pair[65536 / 8] = {
+		0
+	}; /* the forms' first two bytes: most places have none */
+	size_t i, k, from, to;
+	unsigned key;
+	int err = 0;
+
+	for (k = 0; k < nf; k++)
+		pair_add(pair, &f[k]);
+	for (i = 0; !err && i < len && (map ? map[i] : i) < keep; i++) {
+		key = s[i] << 8 | (i + 1 < len ? s[i + 1] : 0);
+		if (!(pair[key >> 3] & (1U << (key & 7))))
+			continue;
+		for (k = 0; !err && k < nf; k++) {
+			if (f[k].len > len - i ||
+			    (f[k].icase ? strncasecmp((const char *)s + i, f[k].s, f[k].len)
+					: memcmp(s + i, f[k].s, f[k].len)))
+				continue;
+			from = i;
+			to = i + f[k].len;
+			if (f[k].edge && from > 0 && in_set(f[k].edge, s[from - 1]))
+				from--;
+			if (f[k].edge && to < len && (in_set(f[k].edge, s[to]) || s[to] == '='))
+				to++;
+			err = push(rs, NULL, map ? map[from] : from, map ? map[to] : to);
+		}
+	}
+	return err;
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* s with each %XX (either case) decoded, and where each decoded byte came from. */
+static int pct_decode(const unsigned char *s, size_t len, unsigned char **out, unsigned **map,
+		      size_t *outlen)
+{
+	size_t i = 0, j = 0;
+
+	*out = malloc(len + 1);
+	*map = malloc((len + 1) * sizeof(**map));
+	if (!*out || !*map)
+		return -ENOMEM; /* the caller frees */
+	while (i < len) {
+		(*map)[j] = (unsigned)i;
+		if (s[i] == '%' && i + 2 < len && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+			(*out)[j++] = (unsigned char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
+			i += 3;
+		} else {
+			(*out)[j++] = s[i++];
+		}
+	}
+	(*map)[j] = (unsigned)len;
+	*outlen = j;
+	return 0;
+}
+
+/* The secrets' bytes in s with its %XX decoded. */
+static int pct_ranges(const struct form *f, size_t nf, const unsigned char *s, size_t len,
+		      size_t keep, struct ranges *rs)
+{
+	struct form *raw = calloc(nf, sizeof(*raw));
+	unsigned char *dec = NULL;
+	unsigned *map = NULL;
+	size_t i, n = 0, dlen = 0;
+	int err = raw ? pct_decode(s, len, &dec, &map, &dlen) : -ENOMEM;
+
+	for (i = 0; !err && i < nf; i++)
+		if (!f[i].icase && !f[i].edge)
+			raw[n++] = f[i];
+	if (!err)
+		err = find_forms(raw, n, dec, dlen, keep, map, rs);
+	if (dec)
+		explicit_bzero(dec, dlen);
+	free(dec);
+	free(map);
+	free(raw);
+	return err;
+}
+
+/*
+ * Every occurrence of every injected secret, in each of its forms (struct form) and
+ * percent-encoded (some bytes or all), at every offset: independent of the pattern pass, so that
+ * no pattern match can hide one.
+ */
+static int secret_ranges(const struct redactor *r, const unsigned char *s, size_t len, size_t keep,
+			 struct ranges *rs)
+{
+	struct form *f;
+	size_t nf;
+	int err;
+
+	if (!r || !r->n)
+		return 0;
+	f = forms_of(r, &nf);
+	if (!f)
+		return -ENOMEM;
+	err = find_forms(f, nf, s, len, keep, NULL, rs);
+	if (!err && memchr(s, '%', len))
+		err = pct_ranges(f, nf, s, len, keep, rs);
+	forms_free(f, nf);
+	return err;
+}
+
+/* The ranges to replace, sorted by where they start. */
+static int collect(const struct redactor *r, const unsigned char *s, size_t len, size_t keep,
+		   struct range **out, size_t *n)
+{
+	struct ranges rs = { 0 };
+	int err;
+
+	err = pattern_ranges(s, len, keep, &rs);
+	if (!err)
+		err = secret_ranges(r, s, len, keep, &rs);
+	if (err) {
+		free(rs.v);
+		return err;
+	}
+	if (rs.n)
+		qsort(rs.v, rs.n, sizeof(*rs.v), cmp_range);
+	*out = rs.v;
+	*n = rs.n;
 	return 0;
 }
 

@@ -12,9 +12,9 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin", "args",
-					 "timeout", "output_cap", "env",  "secrets", "limits",
-					 "uid",	    "gid",	  NULL };
+static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin",  "args",
+					 "timeout", "output_cap", "env",  "secrets",  "limits",
+					 "uid",	    "gid",	  "user", "programs", NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
@@ -97,7 +97,7 @@ static json_t *field(struct ctx *c, const char *ptr, const json_t *obj, const ch
 #define PATTERN_LEN_MAX 512
 #define PATTERN_REPEAT_MAX 255
 #define PATTERN_DEPTH_MAX 32
-#define PATTERN_COST_MAX 10000
+#define PATTERN_COST_MAX 300
 
 /* Past a bracket expression starting at re[i] ('['); returns the index after its ']'. */
 static size_t skip_bracket(const char *re, size_t i)
@@ -126,7 +126,7 @@ static size_t skip_bracket(const char *re, size_t i)
 static const char *pattern_too_complex(const char *re)
 {
 	unsigned long sum = 0, last = 0, stack[PATTERN_DEPTH_MAX], k, m;
-	bool quantified = false;
+	bool quantified = false, inner[PATTERN_DEPTH_MAX + 1] = { false }, group_inner = false;
 	int depth = 0;
 	size_t i = 0;
 	char *end;
@@ -140,6 +140,13 @@ static const char *pattern_too_complex(const char *re)
 		if (ch == '*' || ch == '+' || ch == '?' || interval) {
 			if (quantified)
 				return "a quantifier applied to a quantifier";
+			/* glibc's matcher takes time exponential in such nesting (measured:
+			 * "(a{1,255}){1,30}b$" on 4 KiB of "a" ran past 20 s). */
+			if (group_inner)
+				return "a repeated group that holds a repetition (nested "
+				       "repetition "
+				       "is outside the safe subset)";
+			inner[depth] = true;
 			k = 2;
 			i++;
 			if (interval) {
@@ -157,12 +164,15 @@ static const char *pattern_too_complex(const char *re)
 			sum += last * (k ? k - 1 : 0);
 			last *= k ? k : 1;
 			quantified = true;
+			group_inner = false;
 		} else {
 			quantified = false;
+			group_inner = false;
 			if (ch == '(') {
 				if (depth == PATTERN_DEPTH_MAX)
 					return "groups nested deeper than 32";
 				stack[depth++] = sum;
+				inner[depth] = false;
 				sum = 0;
 				i++;
 				continue;
@@ -170,6 +180,8 @@ static const char *pattern_too_complex(const char *re)
 			if (ch == ')' && depth > 0) {
 				last = sum + 1;
 				sum = stack[--depth] + last;
+				group_inner = inner[depth + 1];
+				inner[depth] |= group_inner;
 				i++;
 				continue;
 			}
@@ -186,7 +198,7 @@ static const char *pattern_too_complex(const char *re)
 			sum++;
 		}
 		if (sum > PATTERN_COST_MAX || last > PATTERN_COST_MAX)
-			return "too complex (more than 10000 states once its repetitions are "
+			return "too complex (more than 300 states once its repetitions are "
 			       "expanded)";
 	}
 	return NULL;
@@ -254,8 +266,11 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 			jdoc_err(c->errs, c->d, at,
 				 "expected a POSIX extended regular expression; found %s (%s)",
 				 jdoc_found(v, found, sizeof(found)), rerr);
-		} else {
+		} else if (!(a->re = malloc(sizeof(re)))) {
 			regfree(&re);
+			c->err = -ENOMEM;
+		} else {
+			*a->re = re;
 			a->pattern = dup_str(c, json_string_value(v));
 		}
 	}
@@ -429,6 +444,34 @@ static void parse_ids(struct ctx *c, const char *ptr, const json_t *o, struct to
 		jdoc_err(c->errs, c->d, ptr, "a gid without a uid: the tool would keep root's uid");
 	if (t->uid && !t->gid)
 		t->gid = t->uid;
+	v = field(c, ptr, o, "user", JSON_STRING, "\"root\"", at);
+	if (v && strcmp(json_string_value(v), "root"))
+		enum_error(c, at, v, "\"root\" (other users are given by uid)");
+	else if (v && (builtin || t->uid))
+		jdoc_err(c->errs, c->d, at, "%s",
+			 builtin ? "a builtin runs in agentd: it takes no user"
+				 : "expected either user or uid; found both");
+	else if (v)
+		t->root = true;
+}
+
+static bool abs_path_ok(const char *s)
+{
+	return s[0] == '/' && !strpbrk(s, "{}");
+}
+
+/* "programs": what the tool may execute besides exec[0] (its Landlock exec rights). */
+static void parse_programs(struct ctx *c, const char *ptr, const json_t *o, struct tool *t,
+			   bool builtin)
+{
+	char at[JPTR_MAX];
+	json_t *v = field(c, ptr, o, "programs", JSON_ARRAY, "an array of absolute paths", at);
+
+	if (v && builtin)
+		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no programs");
+	else if (v)
+		t->programs = string_list(c, at, v, &t->n_programs, abs_path_ok,
+					  "an absolute path without placeholders");
 }
 
 static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
@@ -499,6 +542,7 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 		t->secrets = string_list(c, at, v, &t->n_secrets, env_name_ok,
 					 "a variable name matching [A-Z_][A-Z0-9_]*");
 	parse_ids(c, ptr, o, t, has_builtin);
+	parse_programs(c, ptr, o, t, has_builtin);
 	v = field(c, ptr, o, "limits", JSON_OBJECT, "an object", at);
 	if (v && has_builtin)
 		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no limits");
@@ -624,11 +668,15 @@ void tools_free(struct tools_registry *reg)
 		for (j = 0; j < t->n_args; j++) {
 			free(t->args[j].name);
 			free(t->args[j].pattern);
+			if (t->args[j].re)
+				regfree(t->args[j].re);
+			free(t->args[j].re);
 			free_strings(t->args[j].enum_values, t->args[j].n_enum);
 		}
 		free(t->args);
 		free_strings(t->env, t->n_env);
 		free_strings(t->secrets, t->n_secrets);
+		free_strings(t->programs, t->n_programs);
 	}
 	free(reg->tools);
 	free(reg->path);

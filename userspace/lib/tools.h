@@ -3,6 +3,8 @@
 #ifndef AGENTD_TOOLS_H
 #define AGENTD_TOOLS_H
 
+#include <regex.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include "cglimits.h"
 #include "jsondoc.h"
@@ -24,6 +26,7 @@ struct tool_arg {
 	enum tool_arg_type type;
 	size_t max_length; /* strings: bytes */
 	char *pattern; /* strings: POSIX extended regex the value must match, or NULL */
+	regex_t *re; /* pattern, compiled once when the registry is loaded */
 	char **enum_values; /* strings: the only values allowed, when n_enum > 0 */
 	size_t n_enum;
 };
@@ -44,7 +47,13 @@ struct tool {
 	size_t n_secrets;
 	/* On each run's cgroup: cpu, memory, pids (0: none); wall_clock unused. */
 	struct limits limits;
-	unsigned int uid, gid; /* the run's ids, no supplementary groups; 0: root's (agentd's) */
+	/* The run's ids, no supplementary groups; 0: the broker's default, an id of the calling
+	 * agent's own that no user has (docs/BROKER.md), unless root is set. */
+	unsigned int uid, gid;
+	bool root; /* "user": "root": runs as root, with root's capabilities (policy check warns) */
+	/* Programs the tool may execute besides exec[0] (a shell's commands): absolute paths */
+	char **programs;
+	size_t n_programs;
 };
 
 struct tools_registry {
