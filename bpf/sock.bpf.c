@@ -177,19 +177,25 @@ struct msghdr___inet {
 	void *msg_name;
 	int msg_namelen;
 	void *msg_control;
-	__kernel_size_t msg_controllen;
+	__u64 msg_controllen; /* size_t: __kernel_size_t is 32 bits for the BPF target */
 } __attribute__((preserve_access_index));
 
 struct cmsg_head {
-	__kernel_size_t len;
+	__u64 len; /* size_t */
 	int level;
 	int type;
 };
 
+/* sock's sock, read (a pointer the verifier of Linux 6.12 may not offset unchecked). */
+static __always_inline struct sock___inet *inet_sk(struct socket *sock)
+{
+	return (struct sock___inet *)BPF_CORE_READ(sock, sk);
+}
+
 /* The family of sock's inet socket, 0 for another family. */
 static __always_inline __u16 inet_family(struct socket *sock)
 {
-	__u16 family = BPF_CORE_READ((struct sock___inet *)sock->sk, __sk_common.skc_family);
+	__u16 family = BPF_CORE_READ(inet_sk(sock), __sk_common.skc_family);
 
 	return family == AF_INET || family == AF_INET6 ? family : 0;
 }
@@ -197,7 +203,7 @@ static __always_inline __u16 inet_family(struct socket *sock)
 /* Whether a cgroup program checks this socket's destinations: TCP streams, UDP datagrams. */
 static __always_inline int cgroup_checked(struct socket *sock)
 {
-	struct sock___inet *sk = (struct sock___inet *)sock->sk;
+	struct sock___inet *sk = inet_sk(sock);
 	__u16 type = BPF_CORE_READ(sk, sk_type), protocol = BPF_CORE_READ(sk, sk_protocol);
 
 	return (type == SOCK_STREAM && protocol == IPPROTO_TCP) ||
@@ -251,7 +257,7 @@ static __always_inline int uncovered_dest(struct socket *sock, const void *addr,
 	d.family = inet_family(sock);
 	if (!d.family || cgroup_checked(sock) || !current_agent(&a))
 		return 0;
-	d.protocol = BPF_CORE_READ((struct sock___inet *)sock->sk, sk_protocol);
+	d.protocol = BPF_CORE_READ(inet_sk(sock), sk_protocol);
 	reason = read_dest(&d, addr, len, hook == AGENTD_HOOK_SOCKET_CONNECT, &none);
 	if (none)
 		return 0;
@@ -313,7 +319,7 @@ int BPF_PROG(socket_setsockopt, struct socket *sock, int level, int optname, int
  */
 static __always_inline long cmsg_reroute(struct msghdr___inet *msg)
 {
-	__kernel_size_t len = BPF_CORE_READ(msg, msg_controllen), off = 0;
+	__u64 len = BPF_CORE_READ(msg, msg_controllen), off = 0;
 	const void *ctl = BPF_CORE_READ(msg, msg_control);
 	struct cmsg_head h;
 	long err;
