@@ -275,6 +275,30 @@ int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address, int 
 	return uncovered_dest(sock, address, addrlen, AGENTD_HOOK_SOCKET_CONNECT);
 }
 
+/* bind() of those sockets: their protocols bind in their own way (ping_bind, raw_bind), which
+ * runs no cgroup/bind4 or bind6. The policy's "bind", as for TCP and UDP (net.bpf.c). */
+SEC("lsm/socket_bind")
+int BPF_PROG(socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+	struct dest d = { .portless = 1 };
+	struct agent a;
+	int deny;
+
+	if (ret)
+		return ret;
+	d.family = inet_family(sock);
+	if (!d.family || cgroup_checked(sock) || !current_agent(&a))
+		return 0;
+	deny = !a.has_config || !(a.cfg.flags & AGENTD_AGENT_ALLOW_BIND);
+	if (want_event(&a, deny)) {
+		d.protocol = BPF_CORE_READ(inet_sk(sock), sk_protocol);
+		emit_net_event(&a, AGENTD_HOOK_SOCKET_BIND, deny,
+			       a.has_config ? AGENTD_REASON_NO_RULE : AGENTD_REASON_NO_POLICY, 0,
+			       &d);
+	}
+	return lsm_verdict(deny);
+}
+
 /* IP options that route a packet through an address other than its destination (which is all
  * any of our hooks checks), or let the sender write the header. */
 static __always_inline int reroutes(int level, int optname)

@@ -456,6 +456,7 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 #define AGENTD_HOOK_SOCKET_CONNECT 80
 #define AGENTD_HOOK_SOCKET_SENDMSG 81
 #define AGENTD_HOOK_SOCKET_SETSOCKOPT 82 /* protocol: the option, level << 16 | optname */
+#define AGENTD_HOOK_SOCKET_BIND 83 /* no address: the policy's "bind" decides */
 /* The socket's protocol is not one an agent may use: one no cgroup hook sees and no policy grants
  * (SCTP, MPTCP, UDP-Lite, IPPROTO_RAW), or ICMP without the policy's "icmp". */
 #define AGENTD_REASON_PROTOCOL 20

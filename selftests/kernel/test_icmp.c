@@ -425,3 +425,30 @@ TEST(ip_source_route_refused)
 	ASSERT_EQ(test_agent_run(&ag, send_source_route, NULL), EPERM);
 	ASSERT_EQ(run_in_cgroup(NULL, send_source_route, NULL, NULL), 0);
 }
+
+static int bind_echo(void *arg)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP), r;
+
+	(void)arg;
+	if (fd < 0)
+		return 1000 + errno;
+	inet_pton(AF_INET, PUBLIC4, &sin.sin_addr);
+	r = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) ? errno : 0;
+	close(fd);
+	return r;
+}
+
+/* An echo socket's bind() runs no cgroup program (ping_bind): the policy's "bind" still decides. */
+TEST(icmp_echo_bind_needs_bind_grant)
+{
+	struct test_agent ag;
+
+	own_netns();
+	inet_agent(&ag, AGENTD_AGENT_ALLOW_ICMP, 0, NULL, 0);
+	ASSERT_EQ(test_agent_run(&ag, bind_echo, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, bind_echo, NULL, NULL), 0);
+	inet_agent(&ag, AGENTD_AGENT_ALLOW_ICMP | AGENTD_AGENT_ALLOW_BIND, 0, NULL, 0);
+	ASSERT_EQ(test_agent_run(&ag, bind_echo, NULL), 0);
+}

@@ -260,7 +260,8 @@ static enum audit_kind hook_kind(__u32 hook)
 	if (hook == AGENTD_HOOK_SOCKET_SETSOCKOPT)
 		return AUDIT_KIND_SOCK;
 	if ((hook >= AGENTD_HOOK_CONNECT4 && hook <= AGENTD_HOOK_BIND6) ||
-	    hook == AGENTD_HOOK_SOCKET_CONNECT || hook == AGENTD_HOOK_SOCKET_SENDMSG)
+	    (hook >= AGENTD_HOOK_SOCKET_CONNECT && hook <= AGENTD_HOOK_SOCKET_BIND &&
+	     hook != AGENTD_HOOK_SOCKET_SETSOCKOPT))
 		return AUDIT_KIND_NET;
 	if (hook >= AGENTD_HOOK_BPF)
 		return AUDIT_KIND_SELF;

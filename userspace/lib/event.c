@@ -98,6 +98,7 @@ static const char *const hook_names[] = {
 	[AGENTD_HOOK_SOCKET_CONNECT] = "socket_connect",
 	[AGENTD_HOOK_SOCKET_SENDMSG] = "socket_sendmsg",
 	[AGENTD_HOOK_SOCKET_SETSOCKOPT] = "socket_setsockopt",
+	[AGENTD_HOOK_SOCKET_BIND] = "socket_bind",
 };
 
 static const char *const reason_names[] = {
