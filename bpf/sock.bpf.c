@@ -186,28 +186,35 @@ struct cmsg_head {
 	int type;
 };
 
-/* sock's sock, read (a pointer the verifier of Linux 6.12 may not offset unchecked). */
-static __always_inline struct sock___inet *inet_sk(struct socket *sock)
-{
-	return (struct sock___inet *)BPF_CORE_READ(sock, sk);
-}
+/* What the programs below read of a socket's sock: loads the verifier checks against the
+ * kernel's type, no helper call (socket_sendmsg runs for every send of every task). */
+struct inet_view {
+	__u16 family; /* AF_INET, AF_INET6; 0 for another family */
+	__u16 type;
+	__u16 protocol;
+};
 
-/* The family of sock's inet socket, 0 for another family. */
-static __always_inline __u16 inet_family(struct socket *sock)
+static __always_inline void inet_view(struct socket *sock, struct inet_view *v)
 {
-	__u16 family = BPF_CORE_READ(inet_sk(sock), __sk_common.skc_family);
+	struct sock___inet *sk = (struct sock___inet *)sock->sk;
 
-	return family == AF_INET || family == AF_INET6 ? family : 0;
+	v->family = 0;
+	if (!sk)
+		return;
+	v->family = sk->__sk_common.skc_family;
+	if (v->family != AF_INET && v->family != AF_INET6) {
+		v->family = 0;
+		return;
+	}
+	v->type = sk->sk_type;
+	v->protocol = sk->sk_protocol;
 }
 
 /* Whether a cgroup program checks this socket's destinations: TCP streams, UDP datagrams. */
-static __always_inline int cgroup_checked(struct socket *sock)
+static __always_inline int cgroup_checked(const struct inet_view *v)
 {
-	struct sock___inet *sk = inet_sk(sock);
-	__u16 type = BPF_CORE_READ(sk, sk_type), protocol = BPF_CORE_READ(sk, sk_protocol);
-
-	return (type == SOCK_STREAM && protocol == IPPROTO_TCP) ||
-	       (type == SOCK_DGRAM && protocol == IPPROTO_UDP);
+	return (v->type == SOCK_STREAM && v->protocol == IPPROTO_TCP) ||
+	       (v->type == SOCK_DGRAM && v->protocol == IPPROTO_UDP);
 }
 
 /*
@@ -246,7 +253,7 @@ static __always_inline __u32 read_dest(struct dest *d, const void *addr, int len
 }
 
 /* Checks an inet destination of a socket no cgroup program checks; returns the LSM verdict. */
-static __always_inline int uncovered_dest(struct socket *sock, const void *addr, int len,
+static __always_inline int uncovered_dest(const struct inet_view *v, const void *addr, int len,
 					  __u32 hook)
 {
 	struct dest d = { .portless = 1 };
@@ -254,10 +261,10 @@ static __always_inline int uncovered_dest(struct socket *sock, const void *addr,
 	struct agent a;
 	int deny, none;
 
-	d.family = inet_family(sock);
-	if (!d.family || cgroup_checked(sock) || !current_agent(&a))
+	if (!v->family || cgroup_checked(v) || !current_agent(&a))
 		return 0;
-	d.protocol = BPF_CORE_READ(inet_sk(sock), sk_protocol);
+	d.family = v->family;
+	d.protocol = v->protocol;
 	reason = read_dest(&d, addr, len, hook == AGENTD_HOOK_SOCKET_CONNECT, &none);
 	if (none)
 		return 0;
@@ -270,9 +277,12 @@ static __always_inline int uncovered_dest(struct socket *sock, const void *addr,
 SEC("lsm/socket_connect")
 int BPF_PROG(socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
+	struct inet_view v;
+
 	if (ret)
 		return ret;
-	return uncovered_dest(sock, address, addrlen, AGENTD_HOOK_SOCKET_CONNECT);
+	inet_view(sock, &v);
+	return uncovered_dest(&v, address, addrlen, AGENTD_HOOK_SOCKET_CONNECT);
 }
 
 /* bind() of those sockets: their protocols bind in their own way (ping_bind, raw_bind), which
@@ -281,17 +291,19 @@ SEC("lsm/socket_bind")
 int BPF_PROG(socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
 	struct dest d = { .portless = 1 };
+	struct inet_view v;
 	struct agent a;
 	int deny;
 
 	if (ret)
 		return ret;
-	d.family = inet_family(sock);
-	if (!d.family || cgroup_checked(sock) || !current_agent(&a))
+	inet_view(sock, &v);
+	if (!v.family || cgroup_checked(&v) || !current_agent(&a))
 		return 0;
 	deny = !a.has_config || !(a.cfg.flags & AGENTD_AGENT_ALLOW_BIND);
 	if (want_event(&a, deny)) {
-		d.protocol = BPF_CORE_READ(inet_sk(sock), sk_protocol);
+		d.family = v.family;
+		d.protocol = v.protocol;
 		emit_net_event(&a, AGENTD_HOOK_SOCKET_BIND, deny,
 			       a.has_config ? AGENTD_REASON_NO_RULE : AGENTD_REASON_NO_POLICY, 0,
 			       &d);
@@ -324,15 +336,15 @@ static __always_inline int reroute_denied(const struct agent *a, __u16 family, i
 SEC("lsm/socket_setsockopt")
 int BPF_PROG(socket_setsockopt, struct socket *sock, int level, int optname, int ret)
 {
+	struct inet_view v;
 	struct agent a;
-	__u16 family;
 
 	if (ret)
 		return ret;
-	family = inet_family(sock);
-	if (!family || !reroutes(level, optname) || !current_agent(&a))
+	inet_view(sock, &v);
+	if (!v.family || !reroutes(level, optname) || !current_agent(&a))
 		return 0;
-	return reroute_denied(&a, family, level, optname, AGENTD_HOOK_SOCKET_SETSOCKOPT,
+	return reroute_denied(&a, v.family, level, optname, AGENTD_HOOK_SOCKET_SETSOCKOPT,
 			      AGENTD_REASON_REROUTE);
 }
 
@@ -343,8 +355,8 @@ int BPF_PROG(socket_setsockopt, struct socket *sock, int level, int optname, int
  */
 static __always_inline long cmsg_reroute(struct msghdr___inet *msg)
 {
-	__u64 len = BPF_CORE_READ(msg, msg_controllen), off = 0;
-	const void *ctl = BPF_CORE_READ(msg, msg_control);
+	__u64 len = msg->msg_controllen, off = 0;
+	const void *ctl = msg->msg_control;
 	struct cmsg_head h;
 	long err;
 	int i;
@@ -368,25 +380,24 @@ SEC("lsm/socket_sendmsg")
 int BPF_PROG(socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
 	struct msghdr___inet *m = (struct msghdr___inet *)msg;
+	struct inet_view v;
 	struct agent a;
-	__u16 family;
 	long opt;
 
 	if (ret)
 		return ret;
-	family = inet_family(sock);
-	if (!family)
+	inet_view(sock, &v);
+	if (!v.family)
 		return 0;
-	if (BPF_CORE_READ(m, msg_controllen) && current_agent(&a)) {
+	if (m->msg_controllen && current_agent(&a)) {
 		opt = cmsg_reroute(m);
 		if (opt)
-			return reroute_denied(&a, family, opt < 0 ? 0 : opt >> 16, opt & 0xffff,
+			return reroute_denied(&a, v.family, opt < 0 ? 0 : opt >> 16, opt & 0xffff,
 					      AGENTD_HOOK_SOCKET_SENDMSG,
 					      opt < 0 ? AGENTD_REASON_UNREADABLE
 						      : AGENTD_REASON_REROUTE);
 	}
-	if (!BPF_CORE_READ(m, msg_name))
+	if (!m->msg_name)
 		return 0; /* the connected destination, checked at connect() */
-	return uncovered_dest(sock, BPF_CORE_READ(m, msg_name), BPF_CORE_READ(m, msg_namelen),
-			      AGENTD_HOOK_SOCKET_SENDMSG);
+	return uncovered_dest(&v, m->msg_name, m->msg_namelen, AGENTD_HOOK_SOCKET_SENDMSG);
 }
