@@ -9,29 +9,14 @@
  *      ::ffff:a.b.c.d form is the same key; userspace adds the NAT64 and 6to4 forms). Loopback
  *      is open only to agentd's endpoints for the agent and listeners the agent bound itself;
  *   2. the agent's CIDR and port rules (most specific prefix wins); no rule, no connection.
+ * These programs see TCP and UDP, and connect() of ICMP echo sockets; the BPF LSM programs of
+ * sock.bpf.c check the destinations of every other inet socket with the same decision
+ * (inet.bpf.h, docs/HOOKS.md).
  * Fails closed: an agent without a loaded policy reaches nothing. Returns 1 allow, 0 deny (EPERM).
  */
-#include "agent.bpf.h"
-#include <bpf/bpf_endian.h>
+#include "inet.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* Longest prefix wins: value 1 denies, 0 is a host-configured exception inside a denied range. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 1024);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct agentd_addr_key);
-	__type(value, __u32);
-} structural_deny SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct agentd_net_key);
-	__type(value, struct agentd_net_rule);
-} net_rules SEC(".maps");
 
 /* agentd's loopback endpoints for an agent (its egress proxy) -> 1; agentd writes them. */
 struct {
@@ -51,28 +36,6 @@ struct {
 	__type(key, int);
 	__type(value, __u64);
 } bound_by SEC(".maps");
-
-struct dest {
-	__u8 addr[16]; /* IPv4-mapped for IPv4 */
-	__u16 port; /* host order */
-	__u16 family;
-	__u32 protocol; /* IPPROTO_* */
-};
-
-static __always_inline void map_v4(__u8 addr[16], __u32 ip4)
-{
-	__builtin_memset(addr, 0, 10);
-	addr[10] = 0xff;
-	addr[11] = 0xff;
-	__builtin_memcpy(addr + 12, &ip4, 4);
-}
-
-static __always_inline __u8 proto_bit(__u32 protocol)
-{
-	return protocol == IPPROTO_TCP	 ? AGENTD_PROTO_TCP
-	       : protocol == IPPROTO_UDP ? AGENTD_PROTO_UDP
-					 : 0;
-}
 
 static __always_inline int is_v4mapped(const __u8 a[16])
 {
@@ -149,75 +112,19 @@ static __always_inline int own_endpoint(struct bpf_sock_addr *ctx, const struct 
 	return bpf_map_lookup_elem(&endpoints, &k) || own_listener(ctx, a, d);
 }
 
-static __always_inline int port_allowed(const struct agentd_net_rule *r, __u16 port)
-{
-	__u32 i;
-
-	if (!r->nranges)
-		return 1;
-	for (i = 0; i < AGENTD_NET_PORT_RANGES; i++) {
-		if (i >= r->nranges)
-			break;
-		if (port >= r->port_lo[i] && port <= r->port_hi[i])
-			return 1;
-	}
-	return 0;
-}
-
-static __always_inline void emit_net_event(const struct agent *a, __u32 hook, int deny,
-					   __u32 reason, __u32 rule_id, const struct dest *d)
-{
-	struct agentd_net_event *e;
-
-	e = event_reserve(a->id, sizeof(*e));
-	if (!e)
-		return;
-	event_fill(&e->hdr, AGENTD_EV_NET, sizeof(*e), &e->task, a, &e->verdict, hook, deny, reason,
-		   rule_id);
-	e->family = d->family;
-	e->port = d->port;
-	e->protocol = d->protocol;
-	__builtin_memcpy(e->addr, d->addr, 16);
-	event_submit(e);
-}
-
-/* Returns 1 to allow, 0 to deny. */
+/* Returns 1 to allow, 0 to deny. Loopback is open to TCP and UDP only: agentd's endpoints and
+ * the agent's own listeners are theirs. */
 static __always_inline int check_dest(struct bpf_sock_addr *ctx, __u32 hook, const struct dest *d)
 {
-	struct agentd_addr_key sk = { .prefixlen = 128 };
-	struct agentd_net_key rk = { .prefixlen = 64 + 128 };
-	struct agentd_net_rule *rule;
-	__u32 reason, rule_id = 0, *structural;
+	__u32 reason, rule_id;
 	struct agent a;
 	int deny;
 
 	if (!current_agent(&a))
 		return 1;
-	if (!a.has_config) {
-		reason = AGENTD_REASON_NO_POLICY;
-		deny = 1;
-		goto out;
-	}
-	__builtin_memcpy(sk.addr, d->addr, 16);
-	structural = bpf_map_lookup_elem(&structural_deny, &sk);
-	if (structural && *structural) {
-		deny = !(is_loopback(d->addr) && own_endpoint(ctx, &a, d));
-		reason = AGENTD_REASON_STRUCTURAL;
-		goto out;
-	}
-	rk.agent_id = a.id;
-	rk.generation = a.cfg.generation;
-	__builtin_memcpy(rk.addr, d->addr, 16);
-	rule = bpf_map_lookup_elem(&net_rules, &rk);
-	if (!rule) {
-		reason = AGENTD_REASON_NO_RULE;
-		deny = 1;
-		goto out;
-	}
-	rule_id = rule->rule_id;
-	reason = AGENTD_REASON_RULE;
-	deny = !(rule->protocols & proto_bit(d->protocol)) || !port_allowed(rule, d->port);
-out:
+	deny = dest_denied(&a, d, &reason, &rule_id);
+	if (deny && reason == AGENTD_REASON_STRUCTURAL && !d->portless && is_loopback(d->addr))
+		deny = !own_endpoint(ctx, &a, d);
 	if (want_event(&a, deny))
 		emit_net_event(&a, hook, deny, reason, rule_id, d);
 	return cgroup_verdict(deny);
@@ -227,6 +134,7 @@ static __always_inline int check4(struct bpf_sock_addr *ctx, __u32 hook)
 {
 	struct dest d = { .family = AF_INET, .protocol = ctx->protocol };
 
+	d.portless = !proto_bit(ctx->protocol);
 	map_v4(d.addr, ctx->user_ip4);
 	d.port = bpf_ntohs(ctx->user_port);
 	return check_dest(ctx, hook, &d);
@@ -237,6 +145,7 @@ static __always_inline int check6(struct bpf_sock_addr *ctx, __u32 hook)
 	struct dest d = { .family = AF_INET6, .protocol = ctx->protocol };
 	__u32 w[4];
 
+	d.portless = !proto_bit(ctx->protocol);
 	w[0] = ctx->user_ip6[0];
 	w[1] = ctx->user_ip6[1];
 	w[2] = ctx->user_ip6[2];
@@ -340,22 +249,27 @@ int post_bind6(struct bpf_sock *sk)
 	return remember_bound(sk, AGENTD_HOOK_BIND6, (const __u8 *)w);
 }
 
-/* inet sockets only (the kernel runs this hook in inet_create/inet6_create): types. The BPF LSM
- * layer (sock.bpf.c) checks every family. */
+/* inet sockets only (the kernel runs this hook in inet_create/inet6_create): types, and the
+ * protocols an agent may use (inet.bpf.h), here too where there is no BPF LSM. The BPF LSM layer
+ * (sock.bpf.c) checks every family. */
 SEC("cgroup/sock_create")
 int sock_create(struct bpf_sock *sk)
 {
 	struct dest d = { .family = sk->family, .protocol = sk->type };
 	struct agent a;
+	__u32 reason;
 	int deny;
 
 	if (!current_agent(&a))
 		return 1;
+	reason = a.has_config ? AGENTD_REASON_NO_RULE : AGENTD_REASON_NO_POLICY;
 	deny = !a.has_config || !(a.cfg.sock_families & (1ULL << (sk->family & 63))) ||
 	       !(a.cfg.sock_types & (1U << (sk->type & 31)));
+	if (!deny && !inet_protocol_allowed(&a, sk->family, sk->type, sk->protocol)) {
+		reason = AGENTD_REASON_PROTOCOL;
+		deny = 1;
+	}
 	if (want_event(&a, deny))
-		emit_net_event(&a, AGENTD_HOOK_SOCK_CREATE, deny,
-			       a.has_config ? AGENTD_REASON_NO_RULE : AGENTD_REASON_NO_POLICY, 0,
-			       &d);
+		emit_net_event(&a, AGENTD_HOOK_SOCK_CREATE, deny, reason, 0, &d);
 	return cgroup_verdict(deny);
 }

@@ -214,6 +214,8 @@ _Static_assert(sizeof(struct agentd_verdict) == 16, "agentd_verdict layout");
 #define AGENTD_AGENT_ALLOW_WRITABLE_EXEC (1U << 1)
 #define AGENTD_AGENT_LOG_ALLOWS (1U << 2)
 #define AGENTD_AGENT_ALLOW_BIND (1U << 3)
+/* ICMP echo ("ping") sockets: SOCK_DGRAM with IPPROTO_ICMP or IPPROTO_ICMPV6 (bpf/inet.bpf.h) */
+#define AGENTD_AGENT_ALLOW_ICMP (1U << 5)
 
 struct agentd_agent_config {
 	__u32 generation;
@@ -445,5 +447,24 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 /* The kernel could not store what a later decision needs (a bound socket's agent: no memory for
  * its socket storage): the operation is denied rather than left unknown. */
 #define AGENTD_REASON_UNRECORDED 15
+
+/*
+ * Inet sockets the cgroup connect and sendmsg programs do not see (ICMP echo, raw, anything but
+ * TCP stream and UDP datagram sockets): their destinations, checked by the BPF LSM programs of
+ * sock.bpf.c against the same structural list and rules (bpf/inet.bpf.h, docs/HOOKS.md). Net
+ * events; sock_create events carry the reason AGENTD_REASON_PROTOCOL for a protocol refused.
+ */
+#define AGENTD_HOOK_SOCKET_CONNECT 80
+#define AGENTD_HOOK_SOCKET_SENDMSG 81
+#define AGENTD_HOOK_SOCKET_SETSOCKOPT 82 /* protocol: the option, level << 16 | optname */
+#define AGENTD_HOOK_SOCKET_BIND 83 /* no address: the policy's "bind" decides */
+/* The socket's protocol is not one an agent may use: one no cgroup hook sees and no policy grants
+ * (SCTP, MPTCP, UDP-Lite, IPPROTO_RAW), or ICMP without the policy's "icmp". */
+#define AGENTD_REASON_PROTOCOL 20
+/* An IP option that sends a packet somewhere else than the address checked: a source route, a
+ * routing header, a header the sender writes (IP_HDRINCL). */
+#define AGENTD_REASON_REROUTE 21
+/* The destination or the control messages could not be read: fail closed. */
+#define AGENTD_REASON_UNREADABLE 22
 
 #endif /* AGENTD_ABI_H */

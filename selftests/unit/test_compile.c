@@ -59,6 +59,27 @@ TEST(compile_merges_files_and_exec_by_object)
 	policy_free(p);
 }
 
+/* "icmp" is ICMP echo sockets, a flag the programs read beside the inet families; without it,
+ * and with "raw" alone, the flag is clear. */
+TEST(compile_icmp_grants_echo_sockets_only)
+{
+	struct policy *p = load("{\"name\":\"t\",\"network\":{\"sockets\":[\"inet\",\"icmp\"]}}");
+	struct compiled c;
+
+	ASSERT_EQ(p->net.sockets, POLICY_SOCK_INET | POLICY_SOCK_ICMP);
+	ASSERT_EQ(policy_compile(p, &c), 0);
+	ASSERT_EQ(c.rs.flags, AGENTD_AGENT_ALLOW_ICMP);
+	ASSERT_EQ(c.rs.sock_families, 1ULL << AF_INET);
+	ASSERT(!(c.rs.sock_types & (1U << SOCK_RAW)));
+	compiled_free(&c);
+	policy_free(p);
+	p = load("{\"name\":\"t\",\"network\":{\"sockets\":[\"inet\",\"raw\"]}}");
+	ASSERT_EQ(policy_compile(p, &c), 0);
+	ASSERT(!(c.rs.flags & AGENTD_AGENT_ALLOW_ICMP));
+	compiled_free(&c);
+	policy_free(p);
+}
+
 TEST(compile_groups_port_ranges_by_network)
 {
 	struct policy *p = load("{\"name\":\"t\",\"network\":{\"connect\":["

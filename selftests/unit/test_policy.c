@@ -316,7 +316,7 @@ TEST(policy_bad_sockets)
 	setup();
 	refused("{\"name\": \"x\", \"network\": {\"sockets\": [\"inet\", \"bluetooth\"]}}",
 		"p.json:1:47: /network/sockets/1: expected one of inet, inet6, unix, netlink, "
-		"packet, raw; found \"bluetooth\"");
+		"packet, raw, icmp; found \"bluetooth\"");
 }
 
 TEST(policy_bad_env_names_refused_with_place)

@@ -71,6 +71,9 @@ build_initramfs() {
 	install -m 0755 "$top/selftests/vm/init" "$stage/init"
 	install -D -m 0755 "$top/selftests/demo-guest.sh" "$stage/agentd/demo.sh"
 	install -m 0644 "$top/selftests/demo-policy.json" "$stage/agentd/demo-policy.json"
+	# For hooks_all_accounted_for (selftests/kernel/test_hooks.c): the table and the objects.
+	install -m 0644 "$top/docs/HOOKS.md" "$stage/agentd/HOOKS.md"
+	install -d "$stage/agentd/bpf" && install -m 0644 "$top"/build/bpf/*.bpf.o "$stage/agentd/bpf/"
 	printf '#!/bin/sh\n%s\n' "${VM_CMD:-true}" >"$stage/agentd/run.sh"
 	chmod 0755 "$stage/agentd/run.sh"
 	for b in agentd agentctl agentd-worker agent-tool; do stage_binary "$top/build/$b" "agentd/$b"; done

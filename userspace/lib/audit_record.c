@@ -259,7 +259,11 @@ static enum audit_kind hook_kind(__u32 hook)
 	if (hook == AGENTD_HOOK_SOCK_CREATE || hook == AGENTD_HOOK_UNIX_STREAM_CONNECT ||
 	    hook == AGENTD_HOOK_UNIX_MAY_SEND)
 		return AUDIT_KIND_SOCK;
-	if (hook >= AGENTD_HOOK_CONNECT4 && hook <= AGENTD_HOOK_BIND6)
+	if (hook == AGENTD_HOOK_SOCKET_SETSOCKOPT)
+		return AUDIT_KIND_SOCK;
+	if ((hook >= AGENTD_HOOK_CONNECT4 && hook <= AGENTD_HOOK_BIND6) ||
+	    (hook >= AGENTD_HOOK_SOCKET_CONNECT && hook <= AGENTD_HOOK_SOCKET_BIND &&
+	     hook != AGENTD_HOOK_SOCKET_SETSOCKOPT))
 		return AUDIT_KIND_NET;
 	if (hook >= AGENTD_HOOK_BPF)
 		return AUDIT_KIND_SELF;
@@ -357,7 +361,8 @@ static void from_net_event(struct audit_record *r, const struct agentd_net_event
 	from_common(r, &e->task, &e->verdict);
 	if (e->verdict.hook == AGENTD_HOOK_SOCK_CREATE ||
 	    e->verdict.hook == AGENTD_HOOK_UNIX_STREAM_CONNECT ||
-	    e->verdict.hook == AGENTD_HOOK_UNIX_MAY_SEND) {
+	    e->verdict.hook == AGENTD_HOOK_UNIX_MAY_SEND ||
+	    e->verdict.hook == AGENTD_HOOK_SOCKET_SETSOCKOPT) {
 		struct detail d = detail_start(r, event_reason_name(e->verdict.reason));
 
 		detail_str(&d, " family=");

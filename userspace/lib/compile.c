@@ -161,6 +161,8 @@ int policy_compile(const struct policy *p, struct compiled *c)
 		c->rs.flags |= AGENTD_AGENT_ALLOW_WRITABLE_EXEC;
 	if (p->net.bind)
 		c->rs.flags |= AGENTD_AGENT_ALLOW_BIND;
+	if (p->net.sockets & POLICY_SOCK_ICMP)
+		c->rs.flags |= AGENTD_AGENT_ALLOW_ICMP;
 	if (p->audit.log_allows)
 		c->rs.flags |= AGENTD_AGENT_LOG_ALLOWS;
 	compile_sockets(p, &c->rs);

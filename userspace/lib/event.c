@@ -95,6 +95,10 @@ static const char *const hook_names[] = {
 	[AGENTD_HOOK_INODE_SETATTR] = "inode_setattr",
 	[AGENTD_HOOK_INODE_SET_ACL] = "inode_set_acl",
 	[AGENTD_HOOK_INODE_REMOVE_ACL] = "inode_remove_acl",
+	[AGENTD_HOOK_SOCKET_CONNECT] = "socket_connect",
+	[AGENTD_HOOK_SOCKET_SENDMSG] = "socket_sendmsg",
+	[AGENTD_HOOK_SOCKET_SETSOCKOPT] = "socket_setsockopt",
+	[AGENTD_HOOK_SOCKET_BIND] = "socket_bind",
 };
 
 static const char *const reason_names[] = {
@@ -113,6 +117,9 @@ static const char *const reason_names[] = {
 	[AGENTD_REASON_UNKNOWN_MOUNT] = "unknown-mount",
 	[AGENTD_REASON_MAP_UNREADABLE] = "map-unreadable",
 	[AGENTD_REASON_UNRECORDED] = "unrecorded",
+	[AGENTD_REASON_PROTOCOL] = "protocol",
+	[AGENTD_REASON_REROUTE] = "reroute",
+	[AGENTD_REASON_UNREADABLE] = "unreadable",
 };
 
 static const char *name_of(const char *const *names, size_t n, __u32 i)
@@ -164,6 +171,12 @@ static void format_net(struct line *l, const struct agentd_net_event *e)
 	    e->verdict.hook == AGENTD_HOOK_UNIX_STREAM_CONNECT ||
 	    e->verdict.hook == AGENTD_HOOK_UNIX_MAY_SEND) {
 		line_add(l, " family=%u type=%u", e->family, e->protocol);
+		return;
+	}
+	if (e->verdict.reason == AGENTD_REASON_REROUTE ||
+	    e->verdict.hook == AGENTD_HOOK_SOCKET_SETSOCKOPT) {
+		line_add(l, " family=%u level=%u option=%u", e->family, e->protocol >> 16,
+			 e->protocol & 0xffff);
 		return;
 	}
 	if (!memcmp(e->addr, mapped, sizeof(mapped)) && e->family == 2)

@@ -61,7 +61,8 @@ static const char *const audit_keys[] = { "log_allows", "on_failure", NULL };
 
 static const char *const right_names[] = { "read",   "write", "exec",	  "create",
 					   "remove", "link",  "truncate", "setattr" };
-static const char *const sock_names[] = { "inet", "inet6", "unix", "netlink", "packet", "raw" };
+static const char *const sock_names[] = { "inet",   "inet6", "unix", "netlink",
+					  "packet", "raw",   "icmp" };
 
 #define NAMES(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -32,7 +32,7 @@ enum policy_audit_failure { POLICY_AUDIT_FREEZE, POLICY_AUDIT_CONTINUE };
 #define POLICY_SOCK_NETLINK (1U << 3)
 #define POLICY_SOCK_PACKET (1U << 4)
 #define POLICY_SOCK_RAW (1U << 5) /* SOCK_RAW in AF_INET/AF_INET6 */
-#define POLICY_SOCK_ICMP (1U << 6)
+#define POLICY_SOCK_ICMP (1U << 6) /* ICMP echo sockets: SOCK_DGRAM, IPPROTO_ICMP(V6) */
 
 /* A file-system object (and the tree under it, when a directory), resolved at load time. */
 struct policy_path {
