@@ -32,9 +32,10 @@ static int deny_list_rules(const struct options *o, struct compiled *c)
 	c->net[0].protocols = c->net[1].protocols = AGENTD_PROTO_TCP | AGENTD_PROTO_UDP;
 	c->rs = (struct ruleset){
 		.flags = AGENTD_AGENT_ALLOW_MEMFD_EXEC | AGENTD_AGENT_ALLOW_WRITABLE_EXEC |
-			 AGENTD_AGENT_ALLOW_BIND,
+			 AGENTD_AGENT_ALLOW_BIND | AGENTD_AGENT_ALLOW_DEVICES,
 		.sock_families = ~0ULL,
 		.sock_types = ~0U,
+		.capabilities = ~0ULL,
 		.files = c->files,
 		.nfiles = o->ndeny + 1,
 		.net = c->net,

@@ -259,6 +259,8 @@ static enum audit_kind hook_kind(__u32 hook)
 		return AUDIT_KIND_SOCK;
 	if (hook >= AGENTD_HOOK_CONNECT4 && hook <= AGENTD_HOOK_BIND6)
 		return AUDIT_KIND_NET;
+	if (hook == AGENTD_HOOK_PATH_NOTIFY)
+		return AUDIT_KIND_FILE;
 	if (hook >= AGENTD_HOOK_BPF)
 		return AUDIT_KIND_SELF;
 	return AUDIT_KIND_FILE;

@@ -75,6 +75,10 @@ struct policy {
 		bool log_allows;
 	} audit;
 	bool io_uring; /* io_uring_setup/enter/register, which the seccomp layer denies else */
+	__u64 capabilities; /* bit n: the agent's tasks may use capability n (CAP_*) */
+	struct {
+		bool create; /* mknod of character and block devices */
+	} devices;
 };
 
 /* The caller's --var NAME=VALUE: they override the policy's "vars". */
@@ -102,6 +106,8 @@ int policy_load_buffer(const char *name, const char *buf, size_t len,
 void policy_free(struct policy *p);
 
 const char *policy_mode_name(enum policy_mode mode);
+/* The capability called name ("sys_admin" or "CAP_SYS_ADMIN", any case): its number, or -1. */
+int policy_capability(const char *name);
 /* The names of rights, comma-separated ("read,write"), "none" for 0. */
 int policy_rights_format(__u32 rights, char *buf, size_t bufsz);
 
