@@ -283,11 +283,16 @@ int BPF_PROG(file_send_sigiotask, struct task_struct *tsk, struct fown_struct *f
 			 BPF_CORE_READ(tsk, tgid), sig);
 }
 
-/* fcntl commands that may set an owner: F_SETFL's O_ASYNC too (a tty's fasync sets it). */
-static __always_inline int fcntl_sets_owner(unsigned int cmd, unsigned long arg)
+/*
+ * fcntl commands that set an owner or steer what it is sent: F_SETFL's O_ASYNC (a tty's fasync
+ * sets an owner; on a file whose owner the host set, it would have the host sent SIGIO, whose
+ * default is to terminate) and F_SETSIG (SIGKILL, to the host's owner) make the file the
+ * agent's too.
+ */
+static __always_inline int fcntl_steers_signals(unsigned int cmd, unsigned long arg)
 {
-	return cmd == F_SETOWN || cmd == F_SETOWN_EX || cmd == F_SETLEASE || cmd == F_NOTIFY ||
-	       (cmd == F_SETFL && (arg & O_ASYNC));
+	return cmd == F_SETOWN || cmd == F_SETOWN_EX || cmd == F_SETSIG || cmd == F_SETLEASE ||
+	       cmd == F_NOTIFY || (cmd == F_SETFL && (arg & O_ASYNC));
 }
 
 SEC("lsm/file_fcntl")
@@ -295,7 +300,7 @@ int BPF_PROG(file_fcntl, struct file *file, unsigned int cmd, unsigned long arg,
 {
 	struct agent a;
 
-	if (ret || !fcntl_sets_owner(cmd, arg) || !current_agent(&a))
+	if (ret || !fcntl_steers_signals(cmd, arg) || !current_agent(&a))
 		return ret;
 	return owner_record(&a, file, AGENTD_HOOK_FILE_FCNTL, cmd);
 }

@@ -151,6 +151,7 @@ struct sembuf;
 #define O_ASYNC 020000
 #define F_SETFL 4
 #define F_SETOWN 8
+#define F_SETSIG 10
 #define F_SETOWN_EX 15
 #define F_SETLEASE 1024
 #define F_NOTIFY 1026

@@ -370,6 +370,47 @@ TEST(contain_sigio_outside_not_delivered)
 	ASSERT_EQ(usr1_pending(), 1);
 }
 
+static int try_setsig_and_write(void *arg)
+{
+	const struct sigio *p = arg;
+
+	if (fcntl(p->rfd, F_SETSIG, SIGUSR1))
+		return 100 + errno;
+	return write(p->wfd, "x", 1) == 1 ? 0 : 110 + errno;
+}
+
+static int try_reown_and_write(void *arg)
+{
+	const struct sigio *p = arg;
+
+	if (fcntl(p->rfd, F_SETOWN, p->owner))
+		return 100 + errno;
+	return write(p->wfd, "x", 1) == 1 ? 0 : 110 + errno;
+}
+
+/* The host made itself the owner and set O_ASYNC; the agent, handed the pipe, picks the signal
+ * (F_SETSIG) and makes the I/O ready: the host's signal, steered by the agent, never arrives. */
+TEST(contain_sigio_host_owner_steered_not_delivered)
+{
+	static int fds[2];
+	struct sigio p;
+	sigset_t usr1;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	ASSERT_OK(sigprocmask(SIG_BLOCK, &usr1, NULL));
+	ASSERT_OK(pipe2(fds, O_CLOEXEC));
+	test_defer(close_pipe, fds);
+	ASSERT_OK(fcntl(fds[0], F_SETOWN, getpid()));
+	ASSERT_OK(fcntl(fds[0], F_SETFL, O_ASYNC | O_NONBLOCK));
+	p = (struct sigio){ fds[0], fds[1], getpid() };
+	ASSERT_EQ(test_agent_run(rx_agent(0), try_setsig_and_write, &p), 0);
+	ASSERT_EQ(usr1_pending(), 0);
+	/* The host setting the owner again makes the file the host's again. */
+	ASSERT_EQ(run_in_cgroup(NULL, try_reown_and_write, &p, NULL), 0);
+	ASSERT_EQ(usr1_pending(), 1);
+}
+
 /* ---- tasks outside ---- */
 
 struct outside {
