@@ -226,16 +226,18 @@ static __always_inline void owner_forget(struct file *file)
 		owner_count_add(-1);
 }
 
-/* Every route that sets an owner (__f_setown) passes here, the setter current. Void: a record
- * that fails is reported (the fcntl and ioctl routes recorded it already, and refuse then). */
+/*
+ * Every route that sets an owner (__f_setown) passes here, the setter current. Void: a record
+ * that fails is reported (the fcntl and ioctl routes recorded it already, and refuse then). A
+ * record stays until the file is released, the host's own setting an owner again included: an
+ * agent that chose the signal (F_SETSIG) would otherwise steer the host's new owner too.
+ */
 SEC("lsm/file_set_fowner")
 int BPF_PROG(file_set_fowner, struct file *file)
 {
 	struct agent a;
 
-	if (!current_agent(&a))
-		owner_forget(file); /* the host's choice now, whatever an agent set before */
-	else
+	if (current_agent(&a))
 		owner_record(&a, file, AGENTD_HOOK_FILE_FCNTL, 0);
 	return 0;
 }

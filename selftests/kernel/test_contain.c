@@ -340,15 +340,10 @@ static void close_pipe(void *arg)
 	close(fds[1]);
 }
 
-/*
- * F_SETOWN to a task outside the agent, F_SETSIG and O_ASYNC: the signal is sent by whoever
- * makes the I/O ready (the agent's write, or later the host's), through no task_kill, and
- * never arrives. The same owner set to the agent's own task gets its signal.
- */
-TEST(contain_sigio_outside_not_delivered)
+/* SIGUSR1 blocked (so that it stays pending), and a fresh pipe, closed at the end. */
+static struct sigio *sigio_pipe(int fds[2])
 {
-	static int fds[2];
-	struct sigio p;
+	static struct sigio p;
 	sigset_t usr1;
 
 	sigemptyset(&usr1);
@@ -357,16 +352,32 @@ TEST(contain_sigio_outside_not_delivered)
 	ASSERT_OK(pipe2(fds, O_CLOEXEC));
 	test_defer(close_pipe, fds);
 	p = (struct sigio){ fds[0], fds[1], getpid() };
-	ASSERT_EQ(test_agent_run(rx_agent(0), try_sigio, &p), 0);
+	return &p;
+}
+
+/*
+ * F_SETOWN to a task outside the agent, F_SETSIG and O_ASYNC: the signal is sent by whoever
+ * makes the I/O ready (the agent's write, or later the host's), through no task_kill, and
+ * never arrives, not even once the host sets the owner again. The same owner set to the
+ * agent's own task gets its signal; set up outside any agent, the host gets it.
+ */
+TEST(contain_sigio_outside_not_delivered)
+{
+	static int fds[2], own[2], host[2];
+	struct sigio *p = sigio_pipe(fds);
+
+	ASSERT_EQ(test_agent_run(rx_agent(0), try_sigio, p), 0);
 	ASSERT_EQ(usr1_pending(), 0);
 	/* The host's own write to the pipe the agent set up: no more a signal. */
 	ASSERT_EQ(write(fds[1], "y", 1), 1);
 	ASSERT_EQ(usr1_pending(), 0);
-	p.owner = 0;
-	ASSERT_EQ(test_agent_run(rx_agent(0), try_sigio, &p), 0);
-	/* The twin outside any agent: the signal arrives. */
-	p.owner = getpid();
-	ASSERT_EQ(run_in_cgroup(NULL, try_sigio, &p, NULL), 0);
+	ASSERT_EQ(run_in_cgroup(NULL, try_sigio, p, NULL), 0);
+	ASSERT_EQ(usr1_pending(), 0);
+	p = sigio_pipe(own);
+	p->owner = 0;
+	ASSERT_EQ(test_agent_run(rx_agent(0), try_sigio, p), 0);
+	p = sigio_pipe(host);
+	ASSERT_EQ(run_in_cgroup(NULL, try_sigio, p, NULL), 0);
 	ASSERT_EQ(usr1_pending(), 1);
 }
 
@@ -379,35 +390,22 @@ static int try_setsig_and_write(void *arg)
 	return write(p->wfd, "x", 1) == 1 ? 0 : 110 + errno;
 }
 
-static int try_reown_and_write(void *arg)
-{
-	const struct sigio *p = arg;
-
-	if (fcntl(p->rfd, F_SETOWN, p->owner))
-		return 100 + errno;
-	return write(p->wfd, "x", 1) == 1 ? 0 : 110 + errno;
-}
-
 /* The host made itself the owner and set O_ASYNC; the agent, handed the pipe, picks the signal
- * (F_SETSIG) and makes the I/O ready: the host's signal, steered by the agent, never arrives. */
+ * (F_SETSIG: it could be SIGKILL) and makes the I/O ready: the host's signal, steered by the
+ * agent, never arrives. The same steering outside any agent: it does. */
 TEST(contain_sigio_host_owner_steered_not_delivered)
 {
-	static int fds[2];
-	struct sigio p;
-	sigset_t usr1;
+	static int fds[2], host[2];
+	struct sigio *p = sigio_pipe(fds);
 
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	ASSERT_OK(sigprocmask(SIG_BLOCK, &usr1, NULL));
-	ASSERT_OK(pipe2(fds, O_CLOEXEC));
-	test_defer(close_pipe, fds);
 	ASSERT_OK(fcntl(fds[0], F_SETOWN, getpid()));
 	ASSERT_OK(fcntl(fds[0], F_SETFL, O_ASYNC | O_NONBLOCK));
-	p = (struct sigio){ fds[0], fds[1], getpid() };
-	ASSERT_EQ(test_agent_run(rx_agent(0), try_setsig_and_write, &p), 0);
+	ASSERT_EQ(test_agent_run(rx_agent(0), try_setsig_and_write, p), 0);
 	ASSERT_EQ(usr1_pending(), 0);
-	/* The host setting the owner again makes the file the host's again. */
-	ASSERT_EQ(run_in_cgroup(NULL, try_reown_and_write, &p, NULL), 0);
+	p = sigio_pipe(host);
+	ASSERT_OK(fcntl(host[0], F_SETOWN, getpid()));
+	ASSERT_OK(fcntl(host[0], F_SETFL, O_ASYNC | O_NONBLOCK));
+	ASSERT_EQ(run_in_cgroup(NULL, try_setsig_and_write, p, NULL), 0);
 	ASSERT_EQ(usr1_pending(), 1);
 }
 
