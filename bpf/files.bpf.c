@@ -32,11 +32,31 @@ static __always_inline int check_create(const struct path *dir, struct dentry *d
 	return decide(&a, hook, dir->dentry, dir->mnt, dentry, AGENTD_RIGHT_CREATE);
 }
 
+/*
+ * A character or block device node gives whoever opens it the device (a disk, the physical
+ * memory), wherever it is made: created only when the policy grants devices. A whiteout (a
+ * character device 0:0, what overlayfs and its tools make) is no device.
+ */
+static __always_inline int check_mknod(const struct path *dir, struct dentry *dentry, __u16 mode,
+				       unsigned int dev)
+{
+	__u16 type = mode & S_IFMT;
+	struct walk w = { .reason = AGENTD_REASON_DEVICE };
+	struct agent a;
+
+	if ((type != S_IFCHR && type != S_IFBLK) || (type == S_IFCHR && !dev))
+		return check_create(dir, dentry, AGENTD_HOOK_PATH_MKNOD);
+	if (!current_agent(&a) || (a.cfg.flags & AGENTD_AGENT_ALLOW_DEVICES))
+		return check_create(dir, dentry, AGENTD_HOOK_PATH_MKNOD);
+	emit_file_event(&a, AGENTD_HOOK_PATH_MKNOD, 1, &w, AGENTD_RIGHT_CREATE, dentry, dir->mnt);
+	return -EPERM;
+}
+
 SEC("lsm/path_mknod")
 int BPF_PROG(path_mknod, const struct path *dir, struct dentry *dentry, __u16 mode,
 	     unsigned int dev, int ret)
 {
-	return ret ? ret : check_create(dir, dentry, AGENTD_HOOK_PATH_MKNOD);
+	return ret ? ret : check_mknod(dir, dentry, mode, dev);
 }
 
 SEC("lsm/path_mkdir")
@@ -50,6 +70,25 @@ int BPF_PROG(path_symlink, const struct path *dir, struct dentry *dentry, const 
 	     int ret)
 {
 	return ret ? ret : check_create(dir, dentry, AGENTD_HOOK_PATH_SYMLINK);
+}
+
+/*
+ * Notification marks (inotify, fanotify, dnotify) tell what happens to an object: an agent may
+ * place one only on an object it may read. A fanotify mark on a whole mount or file system sees
+ * objects of every rule, and is refused.
+ */
+SEC("lsm/path_notify")
+int BPF_PROG(path_notify, const struct path *path, __u64 mask, unsigned int obj_type, int ret)
+{
+	struct agent a;
+
+	if (ret || !current_agent(&a))
+		return ret;
+	if (obj_type != FSNOTIFY_OBJ_TYPE_INODE)
+		return deny_self(&a, AGENTD_HOOK_PATH_NOTIFY, AGENTD_REASON_SELF_PROTECT, 0,
+				 obj_type);
+	return decide(&a, AGENTD_HOOK_PATH_NOTIFY, path->dentry, path->mnt, path->dentry,
+		      AGENTD_RIGHT_READ);
 }
 
 /* Removal: the object itself (and so its tree) needs REMOVE. */

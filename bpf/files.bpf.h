@@ -23,6 +23,43 @@ static __always_inline __u32 open_rights(struct file *file)
 	return needed;
 }
 
+/*
+ * Devices the kernel makes: nodes of a devtmpfs (the /dev the kernel populates, and bind mounts
+ * of its nodes) or of a devpts (terminals). A node anywhere else was made by someone's mknod.
+ */
+static __always_inline int kernel_device_fs(struct super_block *sb)
+{
+	static const char devtmpfs[] = "devtmpfs";
+	char name[sizeof(devtmpfs)] = {};
+	int i;
+
+	if (sb->s_magic == DEVPTS_SUPER_MAGIC)
+		return 1;
+	if (bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(sb, s_type, name)) !=
+	    sizeof(devtmpfs))
+		return 0;
+	for (i = 0; i < sizeof(devtmpfs); i++)
+		if (name[i] != devtmpfs[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * A character or block device opens through a rule on the node itself, or through a tree rule
+ * only on a file system of the kernel's devices: a node made elsewhere (in a workspace, by
+ * anyone) never opens through the rights of the tree it sits in.
+ */
+static __always_inline int device_denied(struct file *file, struct walk *w)
+{
+	struct inode *inode = file->f_inode;
+	__u16 type = inode->i_mode & S_IFMT;
+
+	if ((type != S_IFCHR && type != S_IFBLK) || !w->depth || kernel_device_fs(inode->i_sb))
+		return 0;
+	w->reason = AGENTD_REASON_DEVICE;
+	return 1;
+}
+
 /* Whether agent a may not open file as it asks (an event is emitted when it may not, or when
  * the policy logs allows). */
 static __always_inline int file_open_denied(const struct agent *a, struct file *file)
@@ -41,6 +78,7 @@ static __always_inline int file_open_denied(const struct agent *a, struct file *
 		/* Objects on internal mounts (pipes, sockets, memfds) have no path: the agent can
 		 * only reopen one it already holds (/proc/self/fd). Exec of them is exec's concern. */
 		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
+		deny = deny || device_denied(file, &w);
 	}
 	if (want_event(a, deny))
 		emit_file_event(a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);

@@ -21,7 +21,12 @@ struct qstr {
 
 struct dentry;
 
+struct file_system_type {
+	const char *name;
+};
+
 struct super_block {
+	struct file_system_type *s_type;
 	__u32 s_dev; /* dev_t */
 	unsigned long s_magic;
 	unsigned long s_flags;
@@ -60,11 +65,19 @@ struct path {
 	struct dentry *dentry;
 };
 
+struct file;
+
+/* Linux 6.12 allocates it apart and points back to its file; before, it was inside the file. */
+struct fown_struct {
+	struct file *file;
+};
+
 struct file {
 	struct path f_path;
 	struct inode *f_inode;
 	unsigned int f_flags;
 	unsigned int f_mode; /* fmode_t */
+	struct fown_struct f_owner; /* before Linux 6.12 */
 };
 
 struct linux_binprm {
@@ -99,6 +112,7 @@ struct task_struct {
 	int pid;
 	int tgid;
 	struct css_set *cgroups;
+	struct task_struct *real_parent;
 };
 
 struct iattr {
@@ -108,6 +122,9 @@ struct kernel_siginfo;
 struct perf_event_attr;
 struct key;
 struct user_namespace;
+struct kern_ipc_perm;
+struct msg_msg;
+struct sembuf;
 
 #pragma clang attribute pop
 
@@ -120,6 +137,31 @@ struct user_namespace;
 #define PROT_EXEC 0x4
 #define S_IFMT 00170000
 #define S_IFDIR 0040000
+#define S_IFCHR 0020000
+#define S_IFBLK 0060000
+#define DEVPTS_SUPER_MAGIC 0x1cd1
+#define CLONE_PARENT 0x00008000
+#define CLONE_THREAD 0x00010000
+#define CAP_SETGID 6
+#define CAP_SETUID 7
+#define CAP_SYS_ADMIN 21
+#define CAP_SYS_TIME 25
+#define CAP_SYSLOG 34
+#define CAP_OPT_NOAUDIT (1U << 1)
+#define O_ASYNC 020000
+#define F_SETFL 4
+#define F_SETOWN 8
+#define F_SETSIG 10
+#define F_SETOWN_EX 15
+#define F_SETLEASE 1024
+#define F_NOTIFY 1026
+#define TIOCSTI 0x5412
+#define TIOCLINUX 0x541C
+#define TIOCCONS 0x541D
+#define FIOASYNC 0x5452
+#define FIOSETOWN 0x8901
+#define SIOCSPGRP 0x8902
+#define FSNOTIFY_OBJ_TYPE_INODE 0
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #define CLONE_INTO_CGROUP 0x200000000ULL

@@ -8,7 +8,7 @@
  *
  * Fails closed: every agent task is denied; tasks of no agent are not affected.
  */
-#include "self.bpf.h"
+#include "contain.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -90,14 +90,41 @@ int BPF_PROG(key_permission)
 	return deny_agents(AGENTD_HOOK_KEY_PERMISSION, 0);
 }
 
-/* clone3(CLONE_INTO_CGROUP): copy_process() calls this hook with the clone3 flags, high bits
- * included, before cgroup_can_fork() places the child. Other forks pass one test. */
+/*
+ * clone3(CLONE_INTO_CGROUP): copy_process() calls this hook with the clone3 flags, high bits
+ * included, before cgroup_can_fork() places the child. From an agent: refused. From a task of
+ * no agent: the child is marked as launching (contain.bpf.h). CLONE_PARENT from an agent whose
+ * parent is outside it would give that parent a child, and its exit signal: refused (threads
+ * send none). Other forks pass one test.
+ */
+static __always_inline int clone_check(struct task_struct *task, unsigned long clone_flags)
+{
+	struct task_struct *parent;
+	struct agent a;
+
+	if (!current_agent(&a)) {
+		if (clone_flags & CLONE_INTO_CGROUP)
+			bpf_task_storage_get(&launching, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		return 0;
+	}
+	if (clone_flags & CLONE_INTO_CGROUP)
+		return deny_self(&a, AGENTD_HOOK_CGROUP_WRITE, AGENTD_REASON_SELF_PROTECT, 0,
+				 AGENTD_HOOK_TASK_ALLOC);
+	if (clone_flags & CLONE_THREAD)
+		return 0;
+	parent = BPF_CORE_READ(bpf_get_current_task_btf(), real_parent);
+	if (task_agent(parent) == a.id)
+		return 0;
+	return deny_self(&a, AGENTD_HOOK_TASK_ALLOC, AGENTD_REASON_OUTSIDE_AGENT,
+			 BPF_CORE_READ(parent, tgid), clone_flags);
+}
+
 SEC("lsm/task_alloc")
 int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
 {
-	if (ret || !(clone_flags & CLONE_INTO_CGROUP))
+	if (ret || !(clone_flags & (CLONE_INTO_CGROUP | CLONE_PARENT)))
 		return ret;
-	return deny_agents(AGENTD_HOOK_CGROUP_WRITE, AGENTD_HOOK_TASK_ALLOC);
+	return clone_check(task, clone_flags);
 }
 
 /* A cgroup file opened for writing elsewhere, passed to an agent (SCM_RIGHTS, pidfd_getfd):

@@ -214,6 +214,7 @@ _Static_assert(sizeof(struct agentd_verdict) == 16, "agentd_verdict layout");
 #define AGENTD_AGENT_ALLOW_WRITABLE_EXEC (1U << 1)
 #define AGENTD_AGENT_LOG_ALLOWS (1U << 2)
 #define AGENTD_AGENT_ALLOW_BIND (1U << 3)
+#define AGENTD_AGENT_ALLOW_DEVICES (1U << 4) /* mknod of character and block devices */
 /* ICMP echo ("ping") sockets: SOCK_DGRAM with IPPROTO_ICMP or IPPROTO_ICMPV6 (bpf/inet.bpf.h) */
 #define AGENTD_AGENT_ALLOW_ICMP (1U << 5)
 
@@ -223,8 +224,9 @@ struct agentd_agent_config {
 	__u64 sock_families; /* bit n: the agent may create AF_n sockets */
 	__u32 sock_types; /* bit n: SOCK_n (1 stream, 2 dgram, 3 raw, 5 seqpacket) */
 	__u32 pad;
+	__u64 capabilities; /* bit n: the agent's tasks may use capability n (CAP_*) */
 };
-_Static_assert(sizeof(struct agentd_agent_config) == 24, "agentd_agent_config layout");
+_Static_assert(sizeof(struct agentd_agent_config) == 32, "agentd_agent_config layout");
 
 /*
  * agent_slots: an array map indexed by agent id, mapped by agentd (BPF_F_MMAPABLE), whose lookup
@@ -240,7 +242,7 @@ struct agentd_agent_slot {
 	__u32 pad;
 	struct agentd_agent_config cfg[2];
 };
-_Static_assert(sizeof(struct agentd_agent_slot) == 56, "agentd_agent_slot layout");
+_Static_assert(sizeof(struct agentd_agent_slot) == 72, "agentd_agent_slot layout");
 
 /*
  * A file rule's key: one file-system object in one generation of one agent's rules (the key of
@@ -466,5 +468,45 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 #define AGENTD_REASON_REROUTE 21
 /* The destination or the control messages could not be read: fail closed. */
 #define AGENTD_REASON_UNREADABLE 22
+ * Containment (contain.bpf.c, docs/ARCHITECTURE.md): capabilities, tasks outside the agent,
+ * System V IPC objects, terminals, kernel-wide settings, device nodes, notification marks.
+ * Self events; arg is the hook's main argument (the capability, the command, the signal).
+ */
+#define AGENTD_HOOK_CAPABLE 53
+#define AGENTD_HOOK_SYSLOG 54
+#define AGENTD_HOOK_SETTIME 55
+#define AGENTD_HOOK_QUOTACTL 56
+#define AGENTD_HOOK_USERFAULTFD 57 /* inode_init_security_anon of a userfaultfd */
+#define AGENTD_HOOK_FILE_SEND_SIGIOTASK 58
+#define AGENTD_HOOK_FILE_FCNTL 59
+#define AGENTD_HOOK_FILE_IOCTL 60 /* file_ioctl and file_ioctl_compat */
+#define AGENTD_HOOK_TASK_SETPGID 61
+#define AGENTD_HOOK_TASK_SETNICE 62
+#define AGENTD_HOOK_TASK_SETIOPRIO 63
+#define AGENTD_HOOK_TASK_SETSCHEDULER 64
+#define AGENTD_HOOK_TASK_PRLIMIT 65
+#define AGENTD_HOOK_TASK_MOVEMEMORY 66
+#define AGENTD_HOOK_IPC_PERMISSION 67
+#define AGENTD_HOOK_SHM_ASSOCIATE 68
+#define AGENTD_HOOK_MSG_QUEUE_ASSOCIATE 69
+#define AGENTD_HOOK_SEM_ASSOCIATE 70
+#define AGENTD_HOOK_SHM_SHMAT 71
+#define AGENTD_HOOK_MSG_QUEUE_MSGSND 72
+#define AGENTD_HOOK_MSG_QUEUE_MSGRCV 73
+#define AGENTD_HOOK_SHM_SHMCTL 74
+#define AGENTD_HOOK_MSG_QUEUE_MSGCTL 75
+#define AGENTD_HOOK_SEM_SEMCTL 76
+#define AGENTD_HOOK_SEM_SEMOP 77
+#define AGENTD_HOOK_IPC_ALLOC 78 /* shm/msg_queue/sem_alloc_security; arg: 1 shm, 2 msg, 3 sem */
+#define AGENTD_HOOK_PATH_NOTIFY 79 /* a file event: inotify, fanotify, dnotify marks */
+
+/* A character or block device: created only when the policy grants devices; opened only through
+ * a rule on the node itself or on a devtmpfs tree (a file event, hook file_open or path_mknod). */
+#define AGENTD_REASON_DEVICE 16
+#define AGENTD_REASON_CAPABILITY 17 /* a capability the policy does not grant */
+#define AGENTD_REASON_NOT_OWN_IPC 18 /* a System V IPC object no task of the agent created */
+
+/* The number of capabilities a policy can name (CAP_LAST_CAP + 1 on Linux 6.1 to 6.12). */
+#define AGENTD_CAP_COUNT 41
 
 #endif /* AGENTD_ABI_H */

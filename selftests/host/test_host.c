@@ -361,6 +361,40 @@ TEST(pinned_link_on_other_maps_is_replaced)
 	enforcer_destroy(e);
 }
 
+/*
+ * agent_slots pinned by a build whose slots had another layout (24-byte configurations, before
+ * the capability mask): the load refuses it, saying to tear down, rather than libbpf's bare
+ * "parameter mismatch"; the pin stays as it is.
+ */
+TEST(pinned_agent_slots_of_another_layout_refused)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
+	const __u32 old_size = sizeof(struct agentd_agent_slot) - 16;
+	struct enforcer_opts opts = {};
+	struct bpf_map_info info = {};
+	struct enforcer *e = NULL;
+	char pins[128], pin[160];
+	__u32 len = sizeof(info);
+	int fd;
+
+	test_pin_dir(pins, sizeof(pins));
+	ASSERT(!mkdir(pins, 0700) || errno == EEXIST);
+	snprintf(pin, sizeof(pin), "%s/agent_slots", pins);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "agent_slots", sizeof(__u32), old_size,
+			    AGENTD_MAX_AGENTS, &mmapable);
+	ASSERT_OK(fd);
+	ASSERT_OK(bpf_obj_pin(fd, pin));
+	close(fd);
+	opts.pin_dir = pins;
+	ASSERT_EQ(enforcer_load(&e, &opts), -ESTALE);
+	ASSERT(e == NULL);
+	fd = bpf_obj_get(pin);
+	ASSERT_OK(fd);
+	ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len));
+	close(fd);
+	ASSERT_EQ(info.value_size, old_size);
+}
+
 /* The word of cgroup id's slot of the cgroup index. */
 static __u64 index_slot(struct enforcer *e, __u64 id)
 {

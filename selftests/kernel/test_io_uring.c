@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "ops.h"
 
 struct ring {
@@ -169,7 +170,12 @@ TEST(io_uring_setxattr_under_a_personality_needs_setattr)
 		{ no, AGENTD_RIGHTS_ALL & ~AGENTD_RIGHT_SETATTR },
 		{ yes, AGENTD_RIGHTS_ALL },
 	};
-	test_agent_start(&ag, &(struct ruleset){ .files = files, .nfiles = 3 }, true);
+	/* CAP_SYS_ADMIN: the attribute is trusted.* (the rights decide, not the capability). */
+	test_agent_start(&ag,
+			 &(struct ruleset){ .files = files,
+					    .nfiles = 3,
+					    .capabilities = 1ULL << CAP_SYS_ADMIN },
+			 true);
 	ASSERT_EQ(test_agent_run(&ag, try_uring_setxattr_as_personality, no), EPERM);
 	ASSERT_EQ(test_agent_run(&ag, try_uring_setxattr_as_personality, yes), 0);
 }

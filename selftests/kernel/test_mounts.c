@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "ops.h"
 
 #define ALL AGENTD_RIGHTS_ALL
@@ -40,7 +41,12 @@ static void start(struct test_agent *ag, const struct trees *t)
 {
 	const struct file_rule files[] = { { "/", RX }, { t->yes, ALL }, { t->no, NO_SETATTR } };
 
-	test_agent_start(ag, &(struct ruleset){ .files = files, .nfiles = 3 }, true);
+	/* CAP_SYS_ADMIN: the tests' attribute is trusted.* (the rights decide, not the capability). */
+	test_agent_start(ag,
+			 &(struct ruleset){ .files = files,
+					    .nfiles = 3,
+					    .capabilities = 1ULL << CAP_SYS_ADMIN },
+			 true);
 }
 
 static int try(const struct test_agent *ag, int (*fn)(void *), const char *fmt, const char *dir)
@@ -100,7 +106,9 @@ TEST(setattr_on_file_system_mounted_after_load_denied_until_reload)
 
 	test_dir(dir, sizeof(dir));
 	const struct file_rule files[] = { { "/", RX }, { dir, ALL } };
-	const struct ruleset rs = { .files = files, .nfiles = 2 };
+	const struct ruleset rs = { .files = files,
+				    .nfiles = 2,
+				    .capabilities = 1ULL << CAP_SYS_ADMIN /* trusted.* */ };
 
 	test_agent_start(&ag, &rs, true);
 	if (mkdir(PATHF(f, "%s/late", dir), 0755))

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "ops.h"
 
 struct right_case {
@@ -53,7 +54,12 @@ static void check_right(const struct right_case *c)
 		{ no, AGENTD_RIGHTS_ALL & ~c->right },
 		{ yes, AGENTD_RIGHTS_ALL },
 	};
-	test_agent_start(&ag, &(struct ruleset){ .files = files, .nfiles = 3 }, true);
+	/* CAP_SYS_ADMIN: the tests' attribute is trusted.* (the rights decide, not the capability). */
+	test_agent_start(&ag,
+			 &(struct ruleset){ .files = files,
+					    .nfiles = 3,
+					    .capabilities = 1ULL << CAP_SYS_ADMIN },
+			 true);
 	ASSERT_EQ(run_case(ag.cgroup, c, no), EPERM);
 	ASSERT_EQ(run_case(ag.cgroup, c, yes), 0);
 	ASSERT_EQ(run_case(NULL, c, no), 0);

@@ -26,7 +26,10 @@ static void self_agent(struct test_agent *ag)
 {
 	const struct file_rule files[] = { { "/", RX } };
 
-	test_agent_start(ag, &(struct ruleset){ .files = files, .nfiles = 1 }, true);
+	/* Every capability: self-protection holds whatever the policy grants (and the kernel's
+	 * own capability checks, which would answer first, pass). */
+	test_agent_start(
+		ag, &(struct ruleset){ .files = files, .nfiles = 1, .capabilities = ~0ULL }, true);
 }
 
 /* Checks that fn fails with EPERM inside the agent and succeeds outside it. The agent is static:
@@ -132,7 +135,10 @@ static struct test_agent *all_rights_agent(void)
 	static struct test_agent ag; /* once per test (each runs in a process of its own) */
 
 	if (!ag.e)
-		test_agent_start(&ag, &(struct ruleset){ .files = files, .nfiles = 1 }, true);
+		test_agent_start(
+			&ag,
+			&(struct ruleset){ .files = files, .nfiles = 1, .capabilities = ~0ULL },
+			true);
 	return &ag;
 }
 

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "ops.h"
 
 struct sock_case {
@@ -27,7 +28,8 @@ static void check_socket(int family, int type, int protocol)
 {
 	struct sock_case c = { family, type, protocol };
 	const struct file_rule files[] = { { "/", RX } };
-	struct ruleset rs = { .files = files, .nfiles = 1 };
+	/* CAP_NET_RAW: raw and packet sockets need it too (the grant decides, not the capability). */
+	struct ruleset rs = { .files = files, .nfiles = 1, .capabilities = 1ULL << CAP_NET_RAW };
 	struct test_agent ag;
 
 	rs.sock_families = 1ULL << family;

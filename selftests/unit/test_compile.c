@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include "compile.h"
@@ -153,4 +154,18 @@ TEST(shipped_profiles_compile)
 	}
 	tools_free(reg);
 	policy_errors_clear(&errs);
+}
+
+/* devices.create is the grant and CAP_MKNOD both: the kernel checks the capability too. */
+TEST(compile_capabilities_and_devices)
+{
+	struct policy *p = load("{\"name\":\"t\",\"capabilities\":[\"sys_nice\"],"
+				"\"devices\":{\"create\":true}}");
+	struct compiled c;
+
+	ASSERT_EQ(policy_compile(p, &c), 0);
+	ASSERT_EQ(c.rs.capabilities, (1ULL << CAP_SYS_NICE) | (1ULL << CAP_MKNOD));
+	ASSERT(c.rs.flags & AGENTD_AGENT_ALLOW_DEVICES);
+	compiled_free(&c);
+	policy_free(p);
 }

@@ -354,6 +354,37 @@ TEST(policy_env_merges_through_extends)
 	policy_free(p);
 }
 
+TEST(policy_capabilities_parsed)
+{
+	struct policy *p;
+
+	setup();
+	put("caps.json",
+	    "{\"name\": \"x\", \"capabilities\": [\"net_bind_service\", "
+	    "\"CAP_SYS_NICE\", \"checkpoint_restore\"], \"devices\": {\"create\": true}}");
+	p = accepted("caps.json", NULL);
+	ASSERT_EQ(p->capabilities, (1ULL << 10) | (1ULL << 23) | (1ULL << 40));
+	ASSERT(p->devices.create);
+	policy_free(p);
+	put("none.json", "{\"name\": \"x\"}");
+	p = accepted("none.json", NULL);
+	ASSERT_EQ(p->capabilities, 0);
+	ASSERT(!p->devices.create);
+	policy_free(p);
+}
+
+TEST(policy_bad_capabilities)
+{
+	setup();
+	refused("{\"name\": \"x\",\n \"capabilities\": [\"chown\", \"sys_admn\"]}",
+		"p.json:2:28: /capabilities/1: expected a capability of capabilities(7)");
+	refused("{\"name\": \"x\", \"capabilities\": [7]}",
+		"/capabilities/0: expected a capability");
+	refused("{\"name\": \"x\", \"devices\": {\"create\": 1}}",
+		"/devices/create: expected true or false");
+	refused("{\"name\": \"x\", \"devices\": {\"open\": true}}", "/devices/open");
+}
+
 TEST(policy_missing_and_optional_paths)
 {
 	struct policy *p;

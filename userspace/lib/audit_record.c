@@ -265,6 +265,8 @@ static enum audit_kind hook_kind(__u32 hook)
 	    (hook >= AGENTD_HOOK_SOCKET_CONNECT && hook <= AGENTD_HOOK_SOCKET_BIND &&
 	     hook != AGENTD_HOOK_SOCKET_SETSOCKOPT))
 		return AUDIT_KIND_NET;
+	if (hook == AGENTD_HOOK_PATH_NOTIFY)
+		return AUDIT_KIND_FILE;
 	if (hook >= AGENTD_HOOK_BPF)
 		return AUDIT_KIND_SELF;
 	return AUDIT_KIND_FILE;

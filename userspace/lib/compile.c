@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <linux/capability.h>
 #include "compile.h"
 
 struct object_rule {
@@ -165,6 +166,12 @@ int policy_compile(const struct policy *p, struct compiled *c)
 		c->rs.flags |= AGENTD_AGENT_ALLOW_ICMP;
 	if (p->audit.log_allows)
 		c->rs.flags |= AGENTD_AGENT_LOG_ALLOWS;
+	c->rs.capabilities = p->capabilities;
+	/* Creating a device takes both the grant and the kernel's own capability check. */
+	if (p->devices.create) {
+		c->rs.flags |= AGENTD_AGENT_ALLOW_DEVICES;
+		c->rs.capabilities |= 1ULL << CAP_MKNOD;
+	}
 	compile_sockets(p, &c->rs);
 	err = compile_files(p, c);
 	if (!err)

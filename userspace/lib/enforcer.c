@@ -21,10 +21,11 @@
 #include "exec.skel.h"
 #include "exec_ro.skel.h"
 #include "self.skel.h"
+#include "contain.skel.h"
 #include "sock.skel.h"
 #include "net.skel.h"
 
-#define MAX_LINKS 64
+#define MAX_LINKS 128
 #define MAX_MISSING 16
 
 struct object {
@@ -38,7 +39,7 @@ struct object {
 
 struct enforcer {
 	char pin_dir[PATH_MAX]; /* "" when not pinning */
-	struct object objs[5];
+	struct object objs[6];
 	struct bpf_link *lsm_links[MAX_LINKS];
 	int nlsm_links;
 	struct bpf_link *cg_links[MAX_LINKS];
@@ -65,6 +66,7 @@ static const struct object objects[] = {
 	  .elf_bytes_ro = exec_ro_bpf__elf_bytes,
 	  .lsm = true },
 	{ .name = "self", .elf_bytes = self_bpf__elf_bytes, .lsm = true },
+	{ .name = "contain", .elf_bytes = contain_bpf__elf_bytes, .lsm = true },
 	{ .name = "sock", .elf_bytes = sock_bpf__elf_bytes, .lsm = true },
 	{ .name = "net", .elf_bytes = net_bpf__elf_bytes, .lsm = false },
 };
@@ -74,6 +76,7 @@ static const char *const covered_hooks[] = {
 	"file_truncate", /* before Linux 6.2, ftruncate() goes through path_truncate */
 	"inode_set_acl", /* before Linux 6.2, ACLs go through inode_setxattr */
 	"inode_remove_acl", /* and inode_removexattr */
+	"file_ioctl_compat", /* before Linux 6.7, compat ioctls go through file_ioctl */
 };
 
 static bool hook_covered(const char *hook)
@@ -307,6 +310,30 @@ __u32 enforcer_ring_bytes(const struct enforcer *e)
 	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.max_entries : 0;
 }
 
+/*
+ * agent_slots pinned by a build whose slots have another layout: libbpf would refuse to reuse it
+ * with a bare "parameter mismatch", and agentd cannot rewrite it while the old programs read it.
+ * Refused with what to do; --teardown ends enforcement and removes the pins.
+ */
+static int check_pinned_slots(const struct enforcer *e)
+{
+	struct bpf_map_info info;
+	char path[PATH_MAX + 16];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/agent_slots", e->pin_dir);
+	err = pin_info(path, &info);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (info.value_size == sizeof(struct agentd_agent_slot))
+		return 0;
+	log_err("%s: an earlier build's agent configurations, %u bytes each where this build's are "
+		"%zu: run agentd --teardown (enforcement ends until agentd starts again), then "
+		"start agentd\n",
+		path, info.value_size, sizeof(struct agentd_agent_slot));
+	return -ESTALE;
+}
+
 static int map_shared_section(struct enforcer *e);
 static int index_sync(struct enforcer *e);
 static int object_filter_map(struct enforcer *e);
@@ -339,6 +366,7 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 			goto err_free;
 		}
 		err = pinned_ring_bytes(e, &e->ring_bytes);
+		err = err ?: check_pinned_slots(e);
 		if (err)
 			goto err_free;
 	}
@@ -1142,7 +1170,7 @@ static int migrate_file_rules(struct enforcer *e)
 	return err;
 }
 
-/* A multiple of the page size (1024 slots of 56 bytes: 14 pages), as mmap() of a map wants. */
+/* A multiple of the page size (1024 slots of 72 bytes: 18 pages), as mmap() of a map wants. */
 #define SLOTS_BYTES (AGENTD_MAX_AGENTS * sizeof(struct agentd_agent_slot))
 _Static_assert(SLOTS_BYTES % 4096 == 0, "agent_slots maps whole pages");
 

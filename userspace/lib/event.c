@@ -99,6 +99,33 @@ static const char *const hook_names[] = {
 	[AGENTD_HOOK_SOCKET_SENDMSG] = "socket_sendmsg",
 	[AGENTD_HOOK_SOCKET_SETSOCKOPT] = "socket_setsockopt",
 	[AGENTD_HOOK_SOCKET_BIND] = "socket_bind",
+	[AGENTD_HOOK_CAPABLE] = "capable",
+	[AGENTD_HOOK_SYSLOG] = "syslog",
+	[AGENTD_HOOK_SETTIME] = "settime",
+	[AGENTD_HOOK_QUOTACTL] = "quotactl",
+	[AGENTD_HOOK_USERFAULTFD] = "userfaultfd",
+	[AGENTD_HOOK_FILE_SEND_SIGIOTASK] = "file_send_sigiotask",
+	[AGENTD_HOOK_FILE_FCNTL] = "file_fcntl",
+	[AGENTD_HOOK_FILE_IOCTL] = "file_ioctl",
+	[AGENTD_HOOK_TASK_SETPGID] = "task_setpgid",
+	[AGENTD_HOOK_TASK_SETNICE] = "task_setnice",
+	[AGENTD_HOOK_TASK_SETIOPRIO] = "task_setioprio",
+	[AGENTD_HOOK_TASK_SETSCHEDULER] = "task_setscheduler",
+	[AGENTD_HOOK_TASK_PRLIMIT] = "task_prlimit",
+	[AGENTD_HOOK_TASK_MOVEMEMORY] = "task_movememory",
+	[AGENTD_HOOK_IPC_PERMISSION] = "ipc_permission",
+	[AGENTD_HOOK_SHM_ASSOCIATE] = "shm_associate",
+	[AGENTD_HOOK_MSG_QUEUE_ASSOCIATE] = "msg_queue_associate",
+	[AGENTD_HOOK_SEM_ASSOCIATE] = "sem_associate",
+	[AGENTD_HOOK_SHM_SHMAT] = "shm_shmat",
+	[AGENTD_HOOK_MSG_QUEUE_MSGSND] = "msg_queue_msgsnd",
+	[AGENTD_HOOK_MSG_QUEUE_MSGRCV] = "msg_queue_msgrcv",
+	[AGENTD_HOOK_SHM_SHMCTL] = "shm_shmctl",
+	[AGENTD_HOOK_MSG_QUEUE_MSGCTL] = "msg_queue_msgctl",
+	[AGENTD_HOOK_SEM_SEMCTL] = "sem_semctl",
+	[AGENTD_HOOK_SEM_SEMOP] = "sem_semop",
+	[AGENTD_HOOK_IPC_ALLOC] = "ipc_alloc",
+	[AGENTD_HOOK_PATH_NOTIFY] = "path_notify",
 };
 
 static const char *const reason_names[] = {
@@ -120,6 +147,9 @@ static const char *const reason_names[] = {
 	[AGENTD_REASON_PROTOCOL] = "protocol",
 	[AGENTD_REASON_REROUTE] = "reroute",
 	[AGENTD_REASON_UNREADABLE] = "unreadable",
+	[AGENTD_REASON_DEVICE] = "device",
+	[AGENTD_REASON_CAPABILITY] = "capability-not-granted",
+	[AGENTD_REASON_NOT_OWN_IPC] = "not-own-ipc-object",
 };
 
 static const char *name_of(const char *const *names, size_t n, __u32 i)

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +49,9 @@ struct loader {
 	int err; /* -ENOMEM */
 };
 
-static const char *const top_keys[] = { "name",	    "extends", "mode",	"vars",	  "files",
-					"exec",	    "network", "tools", "limits", "audit",
-					"io_uring", "env",     NULL };
+static const char *const top_keys[] = { "name",	    "extends",	    "mode",    "vars",	 "files",
+					"exec",	    "network",	    "tools",   "limits", "audit",
+					"io_uring", "env", "capabilities", "devices", NULL };
 static const char *const file_keys[] = { "path", "rights", "optional", NULL };
 static const char *const exec_keys[] = { "allow", "allow_memfd", "allow_writable", NULL };
 static const char *const exec_allow_keys[] = { "path", "optional", NULL };
@@ -58,6 +59,53 @@ static const char *const net_keys[] = { "connect", "bind", "sockets", "proxy", N
 static const char *const connect_keys[] = { "cidr", "ports", "protocol", NULL };
 static const char *const proxy_keys[] = { "allow_hosts", "ports", NULL };
 static const char *const audit_keys[] = { "log_allows", "on_failure", NULL };
+static const char *const device_keys[] = { "create", NULL };
+
+/* capabilities(7), by number (linux/capability.h); AGENTD_CAP_COUNT of them. */
+static const char *const cap_names[] = {
+	"chown",
+	"dac_override",
+	"dac_read_search",
+	"fowner",
+	"fsetid",
+	"kill",
+	"setgid",
+	"setuid",
+	"setpcap",
+	"linux_immutable",
+	"net_bind_service",
+	"net_broadcast",
+	"net_admin",
+	"net_raw",
+	"ipc_lock",
+	"ipc_owner",
+	"sys_module",
+	"sys_rawio",
+	"sys_chroot",
+	"sys_ptrace",
+	"sys_pacct",
+	"sys_admin",
+	"sys_boot",
+	"sys_nice",
+	"sys_resource",
+	"sys_time",
+	"sys_tty_config",
+	"mknod",
+	"lease",
+	"audit_write",
+	"audit_control",
+	"setfcap",
+	"mac_override",
+	"mac_admin",
+	"syslog",
+	"wake_alarm",
+	"block_suspend",
+	"audit_read",
+	"perfmon",
+	"bpf",
+	"checkpoint_restore",
+};
+_Static_assert(sizeof(cap_names) / sizeof(cap_names[0]) == AGENTD_CAP_COUNT, "capability names");
 
 static const char *const right_names[] = { "read",   "write", "exec",	  "create",
 					   "remove", "link",  "truncate", "setattr" };
@@ -158,6 +206,18 @@ static const char *list_names(const char *const *names, size_t n, char *buf, siz
 	for (i = 0; i < n && len < bufsz; i++)
 		len += snprintf(buf + len, bufsz - len, "%s%s", i ? ", " : "", names[i]);
 	return buf;
+}
+
+int policy_capability(const char *name)
+{
+	size_t i;
+
+	if (!strncasecmp(name, "cap_", 4))
+		name += 4;
+	for (i = 0; i < NAMES(cap_names); i++)
+		if (!strcasecmp(name, cap_names[i]))
+			return i;
+	return -1;
 }
 
 /* ---- reading the file and its bases ---- */
@@ -943,6 +1003,41 @@ static void apply_tools(struct loader *L, const struct jdoc *d)
 		if (p->tools[p->n_tools].name)
 			p->n_tools++;
 	}
+}
+
+/* Capabilities append, like lists: a base's grants stay. */
+static void apply_capabilities(struct loader *L, const struct jdoc *d)
+{
+	char at[JPTR_MAX], el[JPTR_MAX], buf[80];
+	json_t *arr, *e;
+	size_t i;
+	int cap;
+
+	arr = field(L, d, "", d->root, "capabilities", JSON_ARRAY, "an array of capability names",
+		    at);
+	json_array_foreach(arr, i, e)
+	{
+		jptr_idx(el, at, i);
+		cap = json_is_string(e) ? policy_capability(json_string_value(e)) : -1;
+		if (cap < 0)
+			err_at(L, d, el,
+			       "expected a capability of capabilities(7) (\"net_bind_service\", "
+			       "\"CAP_NET_BIND_SERVICE\"); found %s",
+			       found(e, buf, sizeof(buf)));
+		else
+			L->p->capabilities |= 1ULL << cap;
+	}
+}
+
+static void apply_devices(struct loader *L, const struct jdoc *d)
+{
+	char at[JPTR_MAX];
+	json_t *o = field(L, d, "", d->root, "devices", JSON_OBJECT, "an object", at);
+
+	if (!o)
+		return;
+	jdoc_check_keys(L->errs, d, at, o, device_keys);
+	get_bool(L, d, at, o, "create", &L->p->devices.create);
 }
 
 static void apply_limits(struct loader *L, const struct jdoc *d)

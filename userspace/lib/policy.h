@@ -90,7 +90,10 @@ struct policy {
 		enum policy_audit_failure on_failure;
 	} audit;
 	bool io_uring; /* io_uring_setup/enter/register, which the seccomp layer denies else */
-	__u64 capabilities; /* bit n: CAP n may be used; from "capabilities" */
+	__u64 capabilities; /* bit n: the agent's tasks may use capability n (CAP_*) */
+	struct {
+		bool create; /* mknod of character and block devices */
+	} devices;
 	char **env; /* names of the operator's variables agentctl run passes on, from "env" */
 	size_t n_env;
 };
@@ -120,6 +123,8 @@ int policy_load_buffer(const char *name, const char *buf, size_t len,
 void policy_free(struct policy *p);
 
 const char *policy_mode_name(enum policy_mode mode);
+/* The capability called name ("sys_admin" or "CAP_SYS_ADMIN", any case): its number, or -1. */
+int policy_capability(const char *name);
 /* The names of rights, comma-separated ("read,write"), "none" for 0. */
 int policy_rights_format(__u32 rights, char *buf, size_t bufsz);
 

@@ -329,6 +329,7 @@ int rules_apply(struct enforcer *e, __u32 agent_id, const struct ruleset *rs, __
 	cfg.flags = rs->flags;
 	cfg.sock_families = rs->sock_families;
 	cfg.sock_types = rs->sock_types;
+	cfg.capabilities = rs->capabilities;
 
 	err = write_files(&m, agent_id, cfg.generation, rs, &objects, &bad);
 	if (!err) {

@@ -25,6 +25,7 @@ struct ruleset {
 	__u32 flags; /* AGENTD_AGENT_* */
 	__u64 sock_families; /* bit n: AF_n */
 	__u32 sock_types; /* bit n: SOCK_n */
+	__u64 capabilities; /* bit n: capability n (CAP_*) */
 	const struct file_rule *files;
 	size_t nfiles;
 	const struct net_rule *net;
