@@ -468,6 +468,8 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 #define AGENTD_REASON_REROUTE 21
 /* The destination or the control messages could not be read: fail closed. */
 #define AGENTD_REASON_UNREADABLE 22
+
+/*
  * Containment (contain.bpf.c, docs/ARCHITECTURE.md): capabilities, tasks outside the agent,
  * System V IPC objects, terminals, kernel-wide settings, device nodes, notification marks.
  * Self events; arg is the hook's main argument (the capability, the command, the signal).

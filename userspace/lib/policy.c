@@ -1209,6 +1209,8 @@ static void apply_doc(struct loader *L, size_t doc)
 	apply_tools(L, d);
 	apply_limits(L, d);
 	apply_env(L, d);
+	apply_capabilities(L, d);
+	apply_devices(L, d);
 }
 
 static int load(struct loader *L, struct jdoc *root, struct policy **out)
