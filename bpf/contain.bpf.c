@@ -35,7 +35,7 @@ int BPF_PROG(capable, const struct cred *cred, struct user_namespace *ns, int ca
 		return 0;
 	if (cap >= 0 && cap < 64 && ((a.cfg.capabilities >> cap) & 1))
 		return 0;
-	if ((cap == CAP_SETUID || cap == CAP_SETGID) &&
+	if ((cap == CAP_SETUID || cap == CAP_SETGID || cap == CAP_SETPCAP) &&
 	    bpf_task_storage_get(&launching, bpf_get_current_task_btf(), 0, 0))
 		return 0;
 	if (opts & CAP_OPT_NOAUDIT)

@@ -8,7 +8,8 @@
 /*
  * Tasks a task of no agent created with clone3(CLONE_INTO_CGROUP) (agentctl run's child, the
  * broker's tool), until their first exec: the launcher's own code, which may still change its
- * uid and groups (CAP_SETUID, CAP_SETGID) whatever the policy grants. Set in task_alloc, where
+ * uid and groups (CAP_SETUID, CAP_SETGID) and drop capabilities for good (CAP_SETPCAP: the
+ * bounding set, the securebits) whatever the policy grants. Set in task_alloc, where
  * the creator is still outside; cleared at exec (bprm_committed_creds). A fork of such a task
  * is not marked. No agent task can make one: CLONE_INTO_CGROUP is refused to agents.
  */

@@ -144,6 +144,7 @@ struct sembuf;
 #define CLONE_THREAD 0x00010000
 #define CAP_SETGID 6
 #define CAP_SETUID 7
+#define CAP_SETPCAP 8
 #define CAP_SYS_ADMIN 21
 #define CAP_SYS_TIME 25
 #define CAP_SYSLOG 34
