@@ -207,6 +207,8 @@ static void inet_agent(struct test_agent *ag, __u32 flags, __u32 extra_types,
 		.nfiles = 1,
 		.net = net,
 		.nnet = nnet,
+		/* raw sockets, and the drop to uid 65534 the unprivileged cases make */
+		.capabilities = 1ULL << CAP_NET_RAW | 1ULL << CAP_SETUID | 1ULL << CAP_SETGID,
 	};
 
 	test_agent_start(ag, &rs, true);
