@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "netdeny.h"
 #include "ops.h"
 

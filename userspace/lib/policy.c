@@ -49,9 +49,9 @@ struct loader {
 	int err; /* -ENOMEM */
 };
 
-static const char *const top_keys[] = { "name",	    "extends",	    "mode",    "vars",	 "files",
-					"exec",	    "network",	    "tools",   "limits", "audit",
-					"io_uring", "env", "capabilities", "devices", NULL };
+static const char *const top_keys[] = { "name",	    "extends", "mode",	       "vars",	  "files",
+					"exec",	    "network", "tools",	       "limits",  "audit",
+					"io_uring", "env",     "capabilities", "devices", NULL };
 static const char *const file_keys[] = { "path", "rights", "optional", NULL };
 static const char *const exec_keys[] = { "allow", "allow_memfd", "allow_writable", NULL };
 static const char *const exec_allow_keys[] = { "path", "optional", NULL };
