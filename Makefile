@@ -254,6 +254,7 @@ lint:
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -D_GNU_SOURCE -I include -I userspace/lib \
 		userspace selftests/unit selftests/harness.c
+	$(Q)$(MAKE) --no-print-directory -s cycles
 
 # No two source files depend on each other, through any chain (selftests/cycles.py).
 .PHONY: cycles

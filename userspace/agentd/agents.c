@@ -366,35 +366,6 @@ static int cgroup_wait_empty(const char *cg, int timeout_ms)
 	return err;
 }
 
-void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const struct agent *a,
-		  const char *fmt, ...)
-{
-	struct audit_record *r;
-	va_list ap;
-	int err;
-
-	if (!d->sink.audit)
-		return;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return;
-	r->kind = kind;
-	snprintf(r->op, sizeof(r->op), "%s", op);
-	if (a) {
-		r->agent = a->st.id;
-		snprintf(r->agent_name, sizeof(r->agent_name), "%s", a->st.name);
-	}
-	va_start(ap, fmt);
-	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
-	va_end(ap);
-	err = audit_writer_append(d->sink.audit, r);
-	if (!err)
-		err = audit_writer_flush(d->sink.audit);
-	if (err)
-		log_err("audit log: %s record: %s\n", op, strerror(-err));
-	free(r);
-}
-
 static json_t *agent_json(struct daemon *d, const struct agent *a)
 {
 	json_t *vars = json_object(), *obj;

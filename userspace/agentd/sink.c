@@ -2,7 +2,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include "agentd.h"
+#include "daemon.h"
 #include "event.h"
 #include "log.h"
 
@@ -39,4 +42,34 @@ int sink_event(void *ctx, void *data, size_t len)
 	}
 	/* This record is consumed either way; the rest wait for the next pass. */
 	return s->budget && ++s->used >= s->budget ? -EAGAIN : 0;
+}
+
+/* A record of agentd's own (policy, lifecycle, tool), committed at once. */
+void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const struct agent *a,
+		  const char *fmt, ...)
+{
+	struct audit_record *r;
+	va_list ap;
+	int err;
+
+	if (!d->sink.audit)
+		return;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->kind = kind;
+	snprintf(r->op, sizeof(r->op), "%s", op);
+	if (a) {
+		r->agent = a->st.id;
+		snprintf(r->agent_name, sizeof(r->agent_name), "%s", a->st.name);
+	}
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+	err = audit_writer_append(d->sink.audit, r);
+	if (!err)
+		err = audit_writer_flush(d->sink.audit);
+	if (err)
+		log_err("audit log: %s record: %s\n", op, strerror(-err));
+	free(r);
 }
