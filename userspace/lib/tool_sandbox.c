@@ -48,6 +48,25 @@ static void add_exec(struct derived *d, const char *path)
 	*r = (struct policy_path){ .path = (char *)path, .exists = present(path) };
 }
 
+/* Landlock only adds rights down a tree: a rule that keeps fewer of the tool's rights than a
+ * rule above it cannot be held. */
+static bool narrower_inside(const struct policy *agent, const struct policy_path *f, __u32 keep)
+{
+	const struct policy_path *g;
+	size_t i, n;
+
+	for (i = 0; i < agent->n_files; i++) {
+		g = &agent->files[i];
+		n = strlen(g->path);
+		if (g == f || strncmp(f->path, g->path, n) ||
+		    (f->path[n] != '/' && strcmp(g->path, "/")))
+			continue;
+		if ((g->rights & keep) & ~(f->rights & keep))
+			return true;
+	}
+	return false;
+}
+
 int tool_sandbox_plan(const struct policy *agent, const struct tool *t, int abi,
 		      struct landlock_plan **out, char *why, size_t whysz)
 {
@@ -65,10 +84,11 @@ int tool_sandbox_plan(const struct policy *agent, const struct tool *t, int abi,
 	err = d.p.files && d.p.exec.allow ? 0 : -ENOMEM;
 	for (i = 0; !err && i < agent->n_files; i++) {
 		f = &agent->files[i];
-		if (f->exists && !f->rights) {
+		if (f->exists && narrower_inside(agent, f, keep)) {
 			snprintf(why, whysz,
-				 "the agent's policy denies %s inside a tree it grants, which "
-				 "Landlock cannot hold for a tool: not run",
+				 "the agent's policy takes rights away at %s inside a tree it "
+				 "grants, "
+				 "which Landlock cannot hold for a tool: not run",
 				 f->path);
 			err = -EPERM;
 		} else if (f->rights & keep) {
