@@ -443,8 +443,8 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 /* A walk without a mount reached the top of a file system that no mount agentd saw shows: fail
  * closed. */
 #define AGENTD_REASON_UNKNOWN_MOUNT 13
-/* A map the decision reads could not be looked up: fail closed. Produced by builds of stop 18
- * only (their object filter was a map); kept so that their audit logs still read. */
+/* A map the decision reads could not be looked up: fail closed. No current program produces it
+ * (the object filter it guarded is in the shared section now); kept so that older logs read. */
 #define AGENTD_REASON_MAP_UNREADABLE 14
 /* The kernel could not store what a later decision needs (a bound socket's agent: no memory for
  * its socket storage): the operation is denied rather than left unknown. */

@@ -471,9 +471,9 @@ TEST(cgroup_index_names_one_cgroup_or_several_and_is_rebuilt_from_pins)
 }
 
 /* The event benchmark measures what it says: its load generator's tasks are an agent's and
- * their events reach the audit log. From stop 12 to stop 14 it shared too few maps with the
- * enforcer, found no agent, and printed 0 events written without failing. One second at
- * 50,000 events/s. */
+ * their events reach the audit log: a benchmark sharing too few maps with the enforcer would
+ * find no agent and print 0 events written; it must fail instead. One second at 50,000
+ * events/s. */
 TEST(bench_events_makes_and_writes_events)
 {
 	char *argv[] = { "selftests/bench_events", "1", "64", "1", "50000", NULL };

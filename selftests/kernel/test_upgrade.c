@@ -4,7 +4,7 @@
  * programs that runs other code is replaced by this build's, the link of a program this build
  * lacks is removed (its hook would go on running the old code), and a link of this very build is
  * adopted, not attached twice, and the pin of a map only such a program read (unix_owner, the
- * socket storage of socket_post_create before stop 15) is removed. Pinned rules without their
+ * socket storage of an older build's socket_post_create) is removed. Pinned rules without their
  * bits in the object filter (maps of a build before it) get them at load, before anything is
  * attached; file rules pinned in the hash map of a build before the rule table move into it;
  * and the identity maps of a build before the shared section move into that.
@@ -199,7 +199,7 @@ static bool pinned(const char *pins, const char *name)
 }
 
 /*
- * Pins of a build before the shared section (stop 18 and earlier): the agent levels, the cgroup
+ * Pins of a build before the shared section: the agent levels, the cgroup
  * index and the object filter in maps of their own, the filter empty as in a build before it.
  * The load carries the levels into the shared section, rebuilds the index from agent_cgroups
  * and the filter from the pinned rules, and removes the old pins; the links of the first load,

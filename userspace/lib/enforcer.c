@@ -688,8 +688,8 @@ int enforcer_attach_lsm(struct enforcer *e)
 		return err;
 	}
 	drop_stale_links(e);
-	/* The socket storage of the socket_post_create program stop 15 removed (its link went
-	 * with the stale links): no program of this build reads it. */
+	/* unix_owner, the socket storage of an older build's socket_post_create program (its
+	 * link went with the stale links): no program of this build reads it. */
 	if (e->pin_dir[0])
 		retire_pin(e, "unix_owner");
 	return 0;
@@ -702,7 +702,7 @@ void enforcer_detach_lsm(struct enforcer *e)
 }
 
 /*
- * Stop 19 and before kept an agent's own loopback listeners as keys of `endpoints`, by socket
+ * Older builds kept an agent's own loopback listeners as keys of `endpoints`, by socket
  * cookie in `bound_sockets`, and forgot them in a sock_release program; this build asks the
  * kernel's socket lookup instead (net.bpf.c). Once cgroup_fd's programs are this build's: its
  * old sock_release link goes, and every key the old programs recorded leaves `endpoints` (a key
@@ -918,7 +918,7 @@ static int add_level(struct enforcer *e, __u32 level)
 }
 
 /*
- * Maps the shared section. Pins of a build before it (stop 18 and earlier: agent_levels,
+ * Maps the shared section. Pins of a build before it (agent_levels,
  * agent_cgroup_index and object_filter, maps of their own) are replaced: the levels carried
  * over, the index and the filter rebuilt next from agent_cgroups and the rules (index_sync,
  * object_filter_map), the old pins removed. That build's programs keep the maps they hold
