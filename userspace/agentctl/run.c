@@ -522,6 +522,7 @@ int do_run(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = forward };
 	struct sandbox sb = { .ruleset_fd = -1, .tty = { .master = -1, .slave = -1 } };
 	struct passwd *pw = NULL;
+	sigset_t fwd;
 	json_t *agent = NULL;
 	struct run_opts o;
 	int status, fd = -1;
@@ -550,13 +551,19 @@ int do_run(int argc, char **argv)
 	json_decref(agent);
 	if (status)
 		goto out;
-	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaction(forwarded[i], &sa, NULL);
 	/* SIGCHLD and SIGWINCH wait for the relay's ppoll() (none is missed before it). */
 	if (sb.tty.master >= 0)
 		pty_block(&sb.sigmask);
 	else
 		sigprocmask(SIG_BLOCK, NULL, &sb.sigmask);
+	/* A signal to forward waits until child_pid names the child: one that came between the
+	 * fork and the assignment would find no child and be lost, leaving the agent running. */
+	sigemptyset(&fwd);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+		sigaction(forwarded[i], &sa, NULL);
+		sigaddset(&fwd, forwarded[i]);
+	}
+	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	pid = fork_agent(fd);
 	if (pid == 0)
 		child(&o, pw, &sb);
@@ -569,6 +576,7 @@ int do_run(int argc, char **argv)
 	close(sb.tty.slave);
 	sb.tty.slave = -1;
 	child_pid = pid;
+	sigprocmask(SIG_UNBLOCK, &fwd, NULL);
 	status = wait_child(&sb, pid);
 out:
 	if (fd >= 0)
