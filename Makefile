@@ -59,16 +59,19 @@ LDLIBS := -lbpf -lelf -lz -ljansson -lcrypto -lseccomp
 CFLAGS += $(EXTRA_CFLAGS)
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
-SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+# Programs only the benchmarks load live beside them.
+BENCH_BPF_SRCS := $(wildcard selftests/bench/bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS)) \
+	$(patsubst selftests/bench/bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BENCH_BPF_SRCS))
+SKELS := $(patsubst %.bpf.o,%.skel.h,$(subst /bpf/,/,$(BPF_OBJS)))
 # The objects that walk paths, built again for Linux 6.2 and later: there the walk above the
 # object's mount reads through bpf_rdonly_cast() (bpf/rights.bpf.h), and the enforcer loads them.
 RO_BPF := files exec
 SKELS += $(patsubst %,$(OUT)/%_ro.skel.h,$(RO_BPF))
-LIB_SRCS := $(wildcard userspace/lib/*.c)
+LIB_SRCS := $(wildcard userspace/lib/*.c userspace/lib/*/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/lib/%.o,$(LIB_SRCS))
 SAN_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/san/lib/%.o,$(LIB_SRCS))
-HDRS := $(wildcard include/agentd/*.h userspace/lib/*.h)
+HDRS := $(wildcard include/agentd/*.h userspace/lib/*.h userspace/lib/*/*.h)
 HARNESS := selftests/harness.c selftests/harness.h selftests/testlib.c selftests/testlib.h
 # The skeletons the given sources include: each object waits for its own, not for all of them.
 skels_of = $(sort $(patsubst %,$(OUT)/%,$(shell sed -n 's/^\#include "\(.*\.skel\.h\)"/\1/p' $(1))))
@@ -87,6 +90,11 @@ TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/
 all: $(PROGS) $(TESTS) $(FUZZERS)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/agentd/*.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/bpf/%.bpf.o: selftests/bench/bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/agentd/*.h)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -114,9 +122,12 @@ $(OUT)/libagentd.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUT)/agentd: $(wildcard userspace/agentd/*.c) $(OUT)/libagentd.a $(HDRS)
+AGENTD_SRCS := $(wildcard userspace/agentd/*.c userspace/agentd/*/*.c)
+AGENTD_HDRS := $(wildcard userspace/agentd/*.h userspace/agentd/*/*.h)
+
+$(OUT)/agentd: $(AGENTD_SRCS) $(OUT)/libagentd.a $(HDRS) $(AGENTD_HDRS)
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS) -DAGENTD_LIBEXECDIR='"$(LIBEXECDIR)/agentd"' $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -lsystemd -o $@
+	$(Q)$(CC) $(CFLAGS) -I userspace/agentd -DAGENTD_LIBEXECDIR='"$(LIBEXECDIR)/agentd"' $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -lsystemd -o $@
 
 $(OUT)/agentctl: $(wildcard userspace/agentctl/*.c) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
@@ -126,7 +137,7 @@ $(OUT)/agent-tool: $(wildcard userspace/agent-tool/*.c) $(OUT)/libagentd.a $(HDR
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
-$(OUT)/agentd-worker: $(wildcard userspace/agentd-worker/*.c) $(OUT)/libagentd.a $(HDRS)
+$(OUT)/agentd-worker: $(wildcard userspace/workers/*.c) $(wildcard userspace/workers/*.h) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
@@ -174,12 +185,12 @@ $(OUT)/fuzz/fuzz_%: selftests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(HDRS)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_OBJS) $(LDLIBS) -o $@
 
 # Per-file objects of every userspace source, only for the cycle check of `make lint`.
-CYCLE_OBJS := $(patsubst userspace/%.c,$(OUT)/cycles/%.o,$(wildcard userspace/*/*.c))
+CYCLE_OBJS := $(patsubst userspace/%.c,$(OUT)/cycles/%.o,$(wildcard userspace/*/*.c userspace/*/*/*.c))
 
 $(OUT)/cycles/%.o: userspace/%.c $(HDRS) $$(call skels_of,userspace/$$*.c)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -DAGENTD_LIBEXECDIR='"$(LIBEXECDIR)/agentd"' -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -I userspace/agentd -DAGENTD_LIBEXECDIR='"$(LIBEXECDIR)/agentd"' -c $< -o $@
 
 # Installs only what is missing; needs root for that (and only for that).
 .PHONY: deps
@@ -242,7 +253,7 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)selftests/demo.sh
 
-FORMAT_SRCS := $(wildcard bpf/*.[ch] include/agentd/*.h userspace/*/*.[ch] selftests/*.[ch] \
+FORMAT_SRCS := $(wildcard bpf/*.[ch] selftests/bench/bpf/*.[ch] include/agentd/*.h userspace/*/*.[ch] userspace/*/*/*.[ch] selftests/*.[ch] \
 	selftests/*/*.[ch] selftests/*/*/*.[ch])
 
 .PHONY: format lint
@@ -252,7 +263,7 @@ format:
 lint:
 	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-		--inline-suppr --std=c11 -D_GNU_SOURCE -I include -I userspace/lib \
+		--inline-suppr --std=c11 -D_GNU_SOURCE -I include -I userspace/lib -I userspace/agentd \
 		userspace selftests/unit selftests/harness.c
 	$(Q)$(MAKE) --no-print-directory -s cycles
 

@@ -7,7 +7,7 @@
 #ifndef AGENTD_AGENT_BPF_H
 #define AGENTD_AGENT_BPF_H
 
-#include "kernel.h"
+#include "kernel.bpf.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The smallest BPF LSM program: agentd loads and attaches it to learn whether BPF LSM works. */
-#include "kernel.h"
+#include "kernel.bpf.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 

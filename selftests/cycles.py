@@ -2,7 +2,8 @@
 """Fails on a cycle between source files: A uses a function or variable that B defines, and B,
 through any chain, uses one of A's. Reads the objects' symbol tables (nm), so it sees calls
 whatever header declares them. Each program (a folder of userspace/ besides lib/) is checked
-with the library; objects are given as build/cycles/<folder>/<name>.o.
+with the library; objects are given as build/cycles/<folder>/[<sub>/]<name>.o (lib/kernel/enforcer.o is
+the library's).
 
 usage: cycles.py OBJECT...
 """
@@ -59,7 +60,9 @@ def cycles(nodes, edges):
 def main(objs):
     by_folder = collections.defaultdict(list)
     for obj in objs:
-        by_folder[os.path.basename(os.path.dirname(obj))].append(obj)
+        rel = os.path.normpath(obj).split(os.sep)
+        top = rel[rel.index("cycles") + 1] if "cycles" in rel else os.path.basename(os.path.dirname(obj))
+        by_folder[top].append(obj)
     lib = by_folder.pop("lib", [])
     bad = 0
     for folder in sorted(by_folder) or ["lib"]:
@@ -79,7 +82,36 @@ def main(objs):
                     if b in edges[a]:
                         names = sorted(s for s in table[a][1] if owner.get(s) == b)
                         print(f"  {a} uses {b}: {', '.join(names)}")
+    bad += folder_cycles(lib)
     return 1 if bad else 0
+
+
+def folder_cycles(lib):
+    """The library's folders (policy, kernel, audit, wire, sandbox) form layers: no folder uses
+    another that, through any chain, uses it back."""
+    def folder(o):
+        rel = os.path.normpath(o).split(os.sep)
+        rel = rel[rel.index("lib") + 1:]
+        return rel[0] if len(rel) > 1 else "."
+    table = {o: symbols(o) for o in lib}
+    owner = {s: o for o, (defined, _) in table.items() for s in defined}
+    edges = collections.defaultdict(set)
+    why = collections.defaultdict(set)
+    for o, (_, used) in table.items():
+        for s in used:
+            if s in owner and folder(owner[s]) != folder(o):
+                edges[folder(o)].add(folder(owner[s]))
+                why[(folder(o), folder(owner[s]))].add(f"{o} uses {s}")
+    nodes = {folder(o) for o in lib}
+    bad = 0
+    for comp in cycles(nodes, {n: edges[n] for n in nodes}):
+        bad += 1
+        print("folder cycle: lib/" + " <-> lib/".join(comp))
+        for a in comp:
+            for b in comp:
+                for w in sorted(why[(a, b)])[:5]:
+                    print("  " + w)
+    return bad
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
-#include "cgroup.h"
-#include "enforcer.h"
+#include "kernel/cgroup.h"
+#include "kernel/enforcer.h"
 #include "harness.h"
 #include "testlib.h"
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "rules.h"
+#include "kernel/rules.h"
 
 /* Creates a fresh cgroup v2 directory for this test (under parent, or under the cgroup v2 root
  * when parent is NULL); removed when the test ends. */

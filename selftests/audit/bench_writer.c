@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "agentd/abi.h"
-#include "audit.h"
+#include "audit/audit.h"
 
 static double clock_s(clockid_t clk)
 {

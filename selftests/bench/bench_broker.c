@@ -35,8 +35,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "broker_proto.h"
-#include "cgroup.h"
+#include "wire/broker_proto.h"
+#include "kernel/cgroup.h"
 
 #define AGENTS 16
 #define EXEC_CALLS 1000

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The event pipeline end to end, natively: BPF (bpf/loadgen.bpf.c, 624-byte file events from
+ * The event pipeline end to end, natively: BPF (selftests/bench/bpf/loadgen.bpf.c, 624-byte file events from
  * system calls of the agent's tasks) -> the shared ring buffer -> agentd's consumer -> audit
  * records -> the hash-chained, group-committed (fdatasync per batch), rotated audit log.
  * Producers run in an agent cgroup at a fixed offered rate for a few seconds per step; each step
@@ -25,11 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "audit.h"
-#include "cgroup.h"
-#include "enforcer.h"
+#include "audit/audit.h"
+#include "kernel/cgroup.h"
+#include "kernel/enforcer.h"
 #include "log.h"
-#include "rules.h"
+#include "kernel/rules.h"
 #include "loadgen.skel.h"
 
 #define AGENT 1
@@ -63,7 +63,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	return c->err;
 }
 
-#define EVENTS_PER_CALL 32 /* as in bpf/loadgen.bpf.c */
+#define EVENTS_PER_CALL 32 /* as in selftests/bench/bpf/loadgen.bpf.c */
 
 /*
  * A producer: events at rate per second (0: as fast as it can) until the deadline. Ahead of

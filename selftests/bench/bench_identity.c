@@ -29,11 +29,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "common.h"
-#include "enforcer.h"
+#include "kernel/enforcer.h"
 #include "log.h"
-#include "rules.h"
+#include "kernel/rules.h"
 
 #define AGENT 7
 #define MAX_ROUNDS 101

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lsm/ against lsm_cgroup/ attachment for agentd's hottest hook (bpf/lsmcg.bpf.c: file_open),
+ * lsm/ against lsm_cgroup/ attachment for agentd's hottest hook (selftests/bench/bpf/lsmcg.bpf.c: file_open),
  * open+close of a file 8 directories down, conditions interleaved round by round (rotating
  * which goes first), medians, ratios against "none":
  *   none             no program attached
@@ -22,12 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "common.h"
-#include "enforcer.h"
+#include "kernel/enforcer.h"
 #include "log.h"
 #include "lsmcg.skel.h"
-#include "rules.h"
+#include "kernel/rules.h"
 
 #define ROUNDS 15
 #define OPS 20000

@@ -50,13 +50,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "common.h"
-#include "enforcer.h"
+#include "kernel/enforcer.h"
 #include "log.h"
 #include "lsmcg.skel.h"
-#include "rules.h"
-#include "ruletab.h"
+#include "kernel/rules.h"
+#include "kernel/ruletab.h"
 
 #define MAX_ROUNDS 31
 #define RULES 10

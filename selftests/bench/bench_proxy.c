@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 
 #define SERVER_ADDR "198.51.100.1" /* TEST-NET-2: not structurally denied */
 #define ECHO_PORT 7

@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "common.h"
-#include "enforcer.h"
+#include "kernel/enforcer.h"
 #include "lsmcg.skel.h"
 
 static double now_ns(void)

@@ -22,7 +22,7 @@ double bench_run(int cgroup_fd, bench_op op, const void *arg, int ops);
 int bench_cmp_double(const void *a, const void *b);
 /* Creates (or reuses) root/name and opens it; returns the fd or -errno. */
 int bench_cgroup(const char *root, const char *name);
-/* Opens and loads bpf/lsmcg.bpf.c with the enforcer's maps (one set of rules and agents for
+/* Opens and loads selftests/bench/bpf/lsmcg.bpf.c with the enforcer's maps (one set of rules and agents for
  * both); attaches nothing. Returns 0 or -errno. */
 int bench_lsmcg_load(struct enforcer *e, struct lsmcg_bpf **out);
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "audit.h"
+#include "audit/audit.h"
 
 #define FILTER_MAX 512 /* what audit_stream.c reads */
 

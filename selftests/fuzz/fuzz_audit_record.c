@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include "audit.h"
+#include "audit/audit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

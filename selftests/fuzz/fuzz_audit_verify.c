@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "audit.h"
+#include "audit/audit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker_proto.h"
+#include "wire/broker_proto.h"
 
 static struct tool_arg args[] = {
 	{ .name = "path", .type = TOOL_ARG_STRING, .max_length = 64, .pattern = "^/[a-z/]*$" },

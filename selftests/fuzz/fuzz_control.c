@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include "control.h"
+#include "wire/control.h"
 
 static void check_request(const char *payload, size_t n)
 {

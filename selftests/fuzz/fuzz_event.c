@@ -2,7 +2,7 @@
 /* libFuzzer target: ring-buffer records as event_format() receives them. */
 #include <stddef.h>
 #include <stdint.h>
-#include "event.h"
+#include "kernel/event.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include "http_proxy.h"
+#include "wire/http_proxy.h"
 
 static char out[HTTP_OUT_MAX];
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "redact.h"
+#include "wire/redact.h"
 
 /* Whether the secret could be spelt by markers ("[REDACTED:secret]" holds "secret"), or by a
  * marker and the bytes beside it. */

@@ -2,7 +2,7 @@
 /* libFuzzer target: tools registries as tools_load() reads them. */
 #include <stddef.h>
 #include <stdint.h>
-#include "tools.h"
+#include "policy/tools.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -22,9 +22,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
-#include "probe.h"
+#include "kernel/probe.h"
 #include "testlib.h"
 
 #define WAIT_MS 20000

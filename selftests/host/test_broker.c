@@ -17,8 +17,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "broker_proto.h"
-#include "cgroup.h"
+#include "wire/broker_proto.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
 

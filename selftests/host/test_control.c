@@ -23,11 +23,11 @@
 #include <unistd.h>
 #include <linux/fs.h>
 #include <bpf/bpf.h>
-#include "cgroup.h"
-#include "control.h"
-#include "enforcer.h"
+#include "kernel/cgroup.h"
+#include "wire/control.h"
+#include "kernel/enforcer.h"
 #include "harness.h"
-#include "probe.h"
+#include "kernel/probe.h"
 #include "testlib.h"
 
 struct env {

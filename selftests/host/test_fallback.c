@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
-#include "layers.h"
-#include "policy.h"
-#include "probe.h"
+#include "sandbox/layers.h"
+#include "policy/policy.h"
+#include "kernel/probe.h"
 #include "testlib.h"
 
 #define LDSO "/lib64/ld-linux-x86-64.so.2"

@@ -13,13 +13,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "audit.h"
-#include "cgroup.h"
-#include "enforcer.h"
-#include "loss.h"
+#include "audit/audit.h"
+#include "kernel/cgroup.h"
+#include "kernel/enforcer.h"
+#include "audit/loss.h"
 #include "harness.h"
-#include "probe.h"
-#include "rules.h"
+#include "kernel/probe.h"
+#include "kernel/rules.h"
 #include "testlib.h"
 
 static bool bpf_lsm_listed(void)

@@ -30,9 +30,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
-#include "netdeny.h"
+#include "policy/netdeny.h"
 #include "testlib.h"
 
 #define PUBLIC_ADDR "198.51.100.1" /* TEST-NET-2: not structurally denied */

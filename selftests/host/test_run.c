@@ -24,10 +24,10 @@
 #include <termios.h>
 #include <unistd.h>
 #include <linux/capability.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
-#include "probe.h"
-#include "sandbox_caps.h"
+#include "kernel/probe.h"
+#include "sandbox/sandbox_caps.h"
 #include "testlib.h"
 
 struct env {

@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
 

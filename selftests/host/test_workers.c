@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
 

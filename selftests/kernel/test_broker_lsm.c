@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "broker_proto.h"
-#include "cgroup.h"
+#include "wire/broker_proto.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
 

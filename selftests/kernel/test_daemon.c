@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/fs.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
 

@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/capability.h>
-#include "netdeny.h"
+#include "policy/netdeny.h"
 #include "ops.h"
 
 #define METADATA4 "169.254.169.254"

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "ops.h"
 
 #define R AGENTD_RIGHT_READ

@@ -16,10 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
-#include "landlock.h"
-#include "layers.h"
-#include "policy.h"
-#include "probe.h"
+#include "sandbox/landlock.h"
+#include "sandbox/layers.h"
+#include "policy/policy.h"
+#include "kernel/probe.h"
 #include "testlib.h"
 
 static char dir[128];

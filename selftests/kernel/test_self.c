@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "ops.h"
 
 static void self_agent(struct test_agent *ag)

@@ -17,11 +17,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cgroup.h"
-#include "enforcer.h"
+#include "kernel/cgroup.h"
+#include "kernel/enforcer.h"
 #include "ops.h"
-#include "rules.h"
-#include "ruletab.h"
+#include "kernel/rules.h"
+#include "kernel/ruletab.h"
 #include "probe.skel.h"
 
 /* The link pinned at path: its id, and its program's name. */

@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "harness.h"
-#include "netdeny.h"
+#include "policy/netdeny.h"
 #include "testlib.h"
 
 #define PRIVATE_ADDR "10.0.0.1"

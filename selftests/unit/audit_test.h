@@ -4,7 +4,7 @@
 #define AGENTD_AUDIT_TEST_H
 
 #include <stddef.h>
-#include "audit.h"
+#include "audit/audit.h"
 
 /* A fresh directory, removed with everything in it (append-only flags cleared) at test end. */
 void audit_test_dir(char *path, size_t pathsz);

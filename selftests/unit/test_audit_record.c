@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include "agentd/abi.h"
 #include "audit_test.h"
-#include "event.h"
+#include "kernel/event.h"
 #include "harness.h"
 
 static const struct audit_stamp stamp = {

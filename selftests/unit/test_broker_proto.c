@@ -3,7 +3,7 @@
  * arguments, and replies. */
 #include <stdio.h>
 #include <stdlib.h>
-#include "broker_proto.h"
+#include "wire/broker_proto.h"
 #include "harness.h"
 
 static void refused(const char *json, const char *code, const char *want)

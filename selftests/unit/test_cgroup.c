@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "harness.h"
 
 static int find(const char *text, char *out, size_t outsz)

@@ -2,7 +2,7 @@
 #include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include "compile.h"
+#include "policy/compile.h"
 #include "harness.h"
 
 static struct policy *load(const char *json)

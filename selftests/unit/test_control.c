@@ -2,9 +2,9 @@
 /* The control codec: every error path, in the order the parser meets them. */
 #include <stdio.h>
 #include <stdlib.h>
-#include "control.h"
+#include "wire/control.h"
 #include "harness.h"
-#include "state.h"
+#include "kernel/state.h"
 
 static int parse(const char *json, struct control_request *req, struct control_error *err)
 {

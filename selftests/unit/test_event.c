@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include "agentd/abi.h"
-#include "event.h"
+#include "kernel/event.h"
 #include "harness.h"
 
 static struct agentd_file_event sample(void)

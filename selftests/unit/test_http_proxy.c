@@ -4,8 +4,8 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include "harness.h"
-#include "http_proxy.h"
-#include "netdeny.h"
+#include "wire/http_proxy.h"
+#include "policy/netdeny.h"
 
 static char out[HTTP_OUT_MAX];
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "harness.h"
-#include "jsondoc.h"
+#include "policy/jsondoc.h"
 #include "testlib.h"
 
 static void write_file(const char *path, const char *text)

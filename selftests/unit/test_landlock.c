@@ -20,10 +20,10 @@
 #include <unistd.h>
 #include "agentd/abi.h"
 #include "harness.h"
-#include "landlock.h"
-#include "policy.h"
-#include "probe.h"
-#include "sandbox_seccomp.h"
+#include "sandbox/landlock.h"
+#include "policy/policy.h"
+#include "kernel/probe.h"
+#include "sandbox/sandbox_seccomp.h"
 #include "testlib.h"
 
 static char dir[128];

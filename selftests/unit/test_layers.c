@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include "agentd/abi.h"
 #include "harness.h"
-#include "layers.h"
-#include "policy.h"
+#include "sandbox/layers.h"
+#include "policy/policy.h"
 #include "testlib.h"
 
 static char dir[128];

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include "enforcer.h"
+#include "kernel/enforcer.h"
 #include "harness.h"
-#include "mounts.h"
+#include "kernel/mounts.h"
 
 /* A rule on "/" alone: rule 7, rights 3. */
 static int root_rule(void *ctx, __u64 dev, __u64 ino, __u32 *rule_id, __u32 *rights)

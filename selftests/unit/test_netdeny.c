@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <arpa/inet.h>
 #include "harness.h"
-#include "netdeny.h"
+#include "policy/netdeny.h"
 
 /* Longest-prefix match over the default list, as the kernel's LPM trie does it. */
 static int denied(const char *ip)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "agentd/abi.h"
 #include "harness.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 static char dir[64];
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "harness.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 static const char tmpl[] = "{\"name\": \"t\", \"vars\": {\"ws\": \"/nonexistent-agentd-ws\"},"
 			   " \"files\": [{\"path\": \"${ws}\", \"rights\": [\"read\"]}]}";

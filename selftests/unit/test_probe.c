@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <sys/sysmacros.h>
-#include "enforcer.h"
+#include "kernel/enforcer.h"
 #include "harness.h"
-#include "probe.h"
+#include "kernel/probe.h"
 
 TEST(lsm_list_parsing)
 {

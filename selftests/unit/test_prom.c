@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "harness.h"
-#include "prom.h"
+#include "wire/prom.h"
 
 TEST(metrics_family_and_samples_with_escaped_labels)
 {

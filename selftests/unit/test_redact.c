@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "harness.h"
-#include "redact.h"
+#include "wire/redact.h"
 
 /* Redacts text whole with r; the result must be want, with n markers. */
 static void expect(const struct redactor *r, const char *text, const char *want, unsigned n)

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "harness.h"
-#include "ruletab.h"
+#include "kernel/ruletab.h"
 
 static struct agentd_rule_bucket *table(void)
 {

@@ -2,10 +2,10 @@
 /* The tools registry's checks, and the position locator the error messages rely on. */
 #include <stdio.h>
 #include "harness.h"
-#include "jsonpos.h"
-#include "policy.h"
-#include "tool_sandbox.h"
-#include "tools.h"
+#include "policy/jsonpos.h"
+#include "policy/policy.h"
+#include "sandbox/tool_sandbox.h"
+#include "policy/tools.h"
 
 /* The registry text must be refused with an error line containing want. */
 static void refused(const char *json, const char *want)

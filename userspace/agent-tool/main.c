@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "broker_proto.h"
+#include "wire/broker_proto.h"
 
 #define EXIT_USAGE 2
 #define EXIT_REFUSED 125 /* the broker refused or failed the call */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "audit.h"
+#include "audit/audit.h"
 #include "client.h"
 #include "cmds.h"
 #include "log.h"

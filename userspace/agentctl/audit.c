@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include "audit.h"
+#include "audit/audit.h"
 #include "cmds.h"
 #include "log.h"
 

@@ -4,7 +4,7 @@
 #define AGENTCTL_CLIENT_H
 
 #include <stdbool.h>
-#include "control.h"
+#include "wire/control.h"
 
 #define CLIENT_TIMEOUT_MS 30000
 

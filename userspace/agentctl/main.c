@@ -4,7 +4,7 @@
 #include <string.h>
 #include "cmds.h"
 #include "log.h"
-#include "probe.h"
+#include "kernel/probe.h"
 
 #include "version.h"
 

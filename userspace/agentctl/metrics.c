@@ -10,7 +10,7 @@
 #include "client.h"
 #include "cmds.h"
 #include "log.h"
-#include "unixsock.h"
+#include "wire/unixsock.h"
 
 /* $AGENTD_METRICS, else metrics.sock beside the control socket. */
 static const char *metrics_path(const struct ctl *c, char *buf, size_t bufsz)

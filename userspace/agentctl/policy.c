@@ -11,11 +11,11 @@
 #include <jansson.h>
 #include "client.h"
 #include "cmds.h"
-#include "landlock.h"
-#include "layers.h"
+#include "sandbox/landlock.h"
+#include "sandbox/layers.h"
 #include "log.h"
-#include "policy.h"
-#include "probe.h"
+#include "policy/policy.h"
+#include "kernel/probe.h"
 
 #define DEFAULT_TOOLS "policies/tools.json"
 

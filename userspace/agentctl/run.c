@@ -32,17 +32,17 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "client.h"
 #include "cmds.h"
-#include "landlock.h"
-#include "layers.h"
+#include "sandbox/landlock.h"
+#include "sandbox/layers.h"
 #include "log.h"
-#include "policy.h"
-#include "probe.h"
+#include "policy/policy.h"
+#include "kernel/probe.h"
 #include "pty.h"
-#include "sandbox_caps.h"
-#include "sandbox_seccomp.h"
+#include "sandbox/sandbox_caps.h"
+#include "sandbox/sandbox_seccomp.h"
 
 /* --require full refused to start the command: the policy is not fully enforced here. */
 #define EXIT_NOT_FULL 125

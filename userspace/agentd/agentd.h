@@ -3,10 +3,10 @@
 #define AGENTD_AGENTD_H
 
 #include <stdbool.h>
-#include "audit.h"
-#include "compile.h"
-#include "enforcer.h"
-#include "policy.h"
+#include "audit/audit.h"
+#include "policy/compile.h"
+#include "kernel/enforcer.h"
+#include "policy/policy.h"
 
 #define DEFAULT_PIN_DIR "/sys/fs/bpf/agentd"
 #define DEFAULT_CONTROL "/run/agentd/control.sock"

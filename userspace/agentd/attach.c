@@ -38,11 +38,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
-#include "broker.h"
-#include "cgroup.h"
+#include "broker/broker.h"
+#include "kernel/cgroup.h"
 #include "daemon.h"
 #include "log.h"
-#include "mounts.h"
+#include "kernel/mounts.h"
 #include "proxy.h"
 
 #define PASSES_MAX 100

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "audit_hold.h"
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "daemon.h"
 #include "log.h"
 

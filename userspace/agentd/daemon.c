@@ -16,10 +16,10 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "accept.h"
+#include "wire/accept.h"
 #include "audit_hold.h"
-#include "cgroup.h"
-#include "cglimits.h"
+#include "kernel/cgroup.h"
+#include "kernel/cglimits.h"
 #include "daemon.h"
 #include "log.h"
 #include "metrics.h"

@@ -5,11 +5,11 @@
 
 #include <limits.h>
 #include "agentd.h"
-#include "control.h"
+#include "wire/control.h"
 #include "loop.h"
-#include "loss.h"
-#include "probe.h"
-#include "state.h"
+#include "audit/loss.h"
+#include "kernel/probe.h"
+#include "kernel/state.h"
 
 struct agent {
 	struct agent_state st;

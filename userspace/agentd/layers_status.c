@@ -6,7 +6,7 @@
  * path, the digest of the policy as loaded).
  */
 #include "daemon.h"
-#include "layers.h"
+#include "sandbox/layers.h"
 #include "layers_status.h"
 
 static void layers_of(const struct daemon *d, struct layers *l)

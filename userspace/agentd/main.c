@@ -11,7 +11,7 @@
 #include <string.h>
 #include "agentd.h"
 #include "log.h"
-#include "probe.h"
+#include "kernel/probe.h"
 
 static void usage(FILE *out)
 {

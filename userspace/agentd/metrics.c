@@ -8,14 +8,14 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "accept.h"
+#include "wire/accept.h"
 #include "daemon.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
 #include "version.h"
-#include "prom.h"
-#include "unixsock.h"
+#include "wire/prom.h"
+#include "wire/unixsock.h"
 
 static const char *const kind_labels[AUDIT_KIND_MAX] = {
 	[AUDIT_KIND_FILE] = "file", [AUDIT_KIND_EXEC] = "exec", [AUDIT_KIND_NET] = "net",

@@ -14,7 +14,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "mount_watch.h"
-#include "rules.h"
+#include "kernel/rules.h"
 
 /* One daemon per process. */
 static int mountinfo_fd = -1;

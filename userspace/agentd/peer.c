@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker.h"
-#include "cgroup.h"
+#include "broker/broker.h"
+#include "kernel/cgroup.h"
 #include "daemon.h"
 
 int daemon_peer_refused(const struct daemon *d, int fd, char *why, size_t whysz)

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "agentd.h"
-#include "compile.h"
-#include "tools.h"
+#include "policy/compile.h"
+#include "policy/tools.h"
 
 int policy_rules_load(const char *policy, const char *tools, const struct policy_vars *vars,
 		      struct policy **p, struct tools_registry **regp, struct compiled *c,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The egress proxy, the daemon's half: it starts the unprivileged worker (agentd-worker proxy,
- * userspace/agentd-worker/proxy.c) through the spawn helper and
+ * userspace/workers/proxy.c) through the spawn helper and
  * keeps, per agent, a loopback listener on a stable port (recorded in
  * <state_dir>/proxy/<name>.port, so the agent's HTTP_PROXY outlives a restart of agentd) and the
  * kernel endpoint that lets that agent, and no other, reach it. The worker's reports become
@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
-#include "cgroup.h"
+#include "kernel/cgroup.h"
 #include "daemon.h"
 #include "log.h"
 #include "proxy.h"

@@ -3,7 +3,7 @@
  * The egress proxy (docs/EGRESS.md): one loopback listener per agent, the only loopback
  * endpoint of agentd's that the kernel lets the agent reach. The root daemon owns the
  * listeners, their stable ports and the kernel endpoints; an unprivileged worker process
- * (agentd-worker proxy, userspace/agentd-worker/proxy.c) reads the agents' bytes, checks,
+ * (agentd-worker proxy, userspace/workers/proxy.c) reads the agents' bytes, checks,
  * resolves once, connects and relays, and reports one record per connection, which the daemon
  * writes to the audit log.
  */
@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "proxy_proto.h"
+#include "wire/proxy_proto.h"
 
 struct daemon;
 struct agent;

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include "accept.h"
+#include "wire/accept.h"
 #include "log.h"
 #include "server.h"
 

@@ -4,7 +4,7 @@
 #define AGENTD_SERVER_H
 
 #include <poll.h>
-#include "control.h"
+#include "wire/control.h"
 
 #define SERVER_CLIENTS_MAX 64
 #define SERVER_OUT_MAX (1 << 20)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-#include "broker.h"
+#include "broker/broker.h"
 #include "daemon.h"
 #include "proxy.h"
 #include "layers_status.h"

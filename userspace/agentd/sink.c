@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include "agentd.h"
 #include "daemon.h"
-#include "event.h"
+#include "kernel/event.h"
 #include "log.h"
 
 /*

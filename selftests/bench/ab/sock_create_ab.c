@@ -25,9 +25,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "cgroup.h"
-#include "enforcer.h"
-#include "rules.h"
+#include "kernel/cgroup.h"
+#include "kernel/enforcer.h"
+#include "kernel/rules.h"
 
 static int prog_stats(int cg_fd, double *ns, double *cnt)
 {
