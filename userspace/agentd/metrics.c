@@ -9,10 +9,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "wire/accept.h"
+#include "broker/broker.h"
 #include "daemon.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
+#include "proxy.h"
 #include "version.h"
 #include "wire/prom.h"
 #include "wire/unixsock.h"
@@ -82,6 +84,106 @@ static void ring_metrics(struct daemon *d, struct metrics_buf *b)
 		munmap(prod, page);
 }
 
+static void audit_metrics(struct daemon *d, struct metrics_buf *b)
+{
+	struct audit_writer_stats s;
+
+	if (!d->sink.audit)
+		return;
+	audit_writer_stats(d->sink.audit, &s);
+	metrics_family(b, "agentd_audit_batches_total", "counter",
+		       "Batches of audit records committed (written and fdatasync'ed).");
+	metrics_sample(b, "agentd_audit_batches_total", s.batches, PROM_END);
+	metrics_family(b, "agentd_audit_records_total", "counter", "Audit records committed.");
+	metrics_sample(b, "agentd_audit_records_total", s.records, PROM_END);
+	metrics_family(b, "agentd_audit_written_bytes_total", "counter",
+		       "Bytes of audit records committed.");
+	metrics_sample(b, "agentd_audit_written_bytes_total", s.bytes, PROM_END);
+	metrics_family(
+		b, "agentd_audit_write_errors_total", "counter",
+		"Failed attempts to write the audit log (write, fdatasync, segment switch).");
+	metrics_sample(b, "agentd_audit_write_errors_total", s.write_errors, PROM_END);
+	metrics_family(b, "agentd_audit_records_behind", "gauge",
+		       "Audit records appended and not yet committed.");
+	metrics_sample(b, "agentd_audit_records_behind", s.behind, PROM_END);
+	metrics_family(b, "agentd_audit_commit_duration_seconds", "histogram",
+		       "Time to write and fdatasync one batch of audit records.");
+	metrics_histogram_write(b, "agentd_audit_commit_duration_seconds", NULL, NULL,
+				&s.commit_seconds);
+}
+
+static void broker_metrics(struct metrics_buf *b)
+{
+	static const char *const outcomes[] = BROKER_OUTCOMES, *const codes[] = BROKER_FRAME_CODES;
+	const struct broker_stats *s = broker_stats();
+	const struct broker_tool_stats *t;
+	unsigned i, k;
+
+	if (!s)
+		return;
+	metrics_family(b, "agentd_broker_calls_total", "counter",
+		       "Tool calls by tool (\"?\": none of the caller's registry) and outcome.");
+	for (i = 0; i < s->n_tools; i++)
+		for (k = 0, t = &s->tools[i]; k < BROKER_N_OUTCOMES; k++)
+			if (t->calls[k])
+				metrics_sample(b, "agentd_broker_calls_total", t->calls[k], "tool",
+					       t->name, "outcome", outcomes[k], PROM_END);
+	metrics_family(b, "agentd_broker_call_duration_seconds", "histogram",
+		       "Time a tool call ran, start to exit, by tool.");
+	for (i = 0; i < s->n_tools; i++)
+		if (s->tools[i].seconds.count)
+			metrics_histogram_write(b, "agentd_broker_call_duration_seconds", "tool",
+						s->tools[i].name, &s->tools[i].seconds);
+	metrics_family(b, "agentd_broker_frames_refused_total", "counter",
+		       "Frames the broker's worker refused to parse, by code.");
+	for (k = 0; k < BROKER_N_FRAME_CODES; k++)
+		metrics_sample(b, "agentd_broker_frames_refused_total", s->frames_refused[k],
+			       "code", codes[k], PROM_END);
+	metrics_family(b, "agentd_broker_connections_refused_total", "counter",
+		       "Connections to a tool socket from a process not of the socket's agent.");
+	metrics_sample(b, "agentd_broker_connections_refused_total", s->conns_refused, PROM_END);
+}
+
+static void proxy_metrics(struct daemon *d, struct metrics_buf *b)
+{
+	const struct proxy_stats *s[AGENTD_MAX_AGENTS] = { 0 };
+	const char *name;
+	unsigned i;
+	int id;
+
+	for (id = 1; id < AGENTD_MAX_AGENTS; id++)
+		s[id] = d->agents[id] ? proxy_agent_stats(d->agents[id]) : NULL;
+	metrics_family(b, "agentd_proxy_connections_total", "counter",
+		       "Connections to the egress proxy, by agent and outcome (relayed, refused).");
+	for (id = 1; id < AGENTD_MAX_AGENTS; id++)
+		if (s[id]) {
+			metrics_sample(b, "agentd_proxy_connections_total", s[id]->relayed, "agent",
+				       d->agents[id]->st.name, "outcome", "relayed", PROM_END);
+			metrics_sample(b, "agentd_proxy_connections_total", s[id]->refused, "agent",
+				       d->agents[id]->st.name, "outcome", "refused", PROM_END);
+		}
+	metrics_family(b, "agentd_proxy_refusals_total", "counter",
+		       "Connections the egress proxy refused, by agent and reason.");
+	for (id = 1; id < AGENTD_MAX_AGENTS; id++)
+		for (i = 0; s[id] && i <= PROXY_REASONS_MAX; i++)
+			if (s[id]->refusals[i] && (name = proxy_reason(i)))
+				metrics_sample(b, "agentd_proxy_refusals_total", s[id]->refusals[i],
+					       "agent", d->agents[id]->st.name, "reason", name,
+					       PROM_END);
+	metrics_family(b, "agentd_proxy_relayed_bytes_total", "counter",
+		       "Bytes the egress proxy relayed, by agent and direction (to_origin, "
+		       "to_agent).");
+	for (id = 1; id < AGENTD_MAX_AGENTS; id++)
+		if (s[id]) {
+			metrics_sample(b, "agentd_proxy_relayed_bytes_total", s[id]->bytes_up,
+				       "agent", d->agents[id]->st.name, "direction", "to_origin",
+				       PROM_END);
+			metrics_sample(b, "agentd_proxy_relayed_bytes_total", s[id]->bytes_down,
+				       "agent", d->agents[id]->st.name, "direction", "to_agent",
+				       PROM_END);
+		}
+}
+
 static void collect(struct daemon *d, struct metrics_buf *b)
 {
 	metrics_family(b, "agentd_build_info", "gauge", "agentd's version; always 1.");
@@ -92,6 +194,9 @@ static void collect(struct daemon *d, struct metrics_buf *b)
 	metrics_sample(b, "agentd_bpf_lsm", d->lsm, PROM_END);
 	agents_metrics(d, b);
 	ring_metrics(d, b);
+	audit_metrics(d, b);
+	broker_metrics(b);
+	proxy_metrics(d, b);
 }
 
 static void on_client(void *ctx, int lfd, uint32_t events)
