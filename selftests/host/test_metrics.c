@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "kernel/cgroup.h"
@@ -188,4 +192,117 @@ TEST(metrics_count_decisions_and_pass_promtool)
 		FAIL("agents or build info missing:\n%s", out);
 	if (promtool_check(out, lint, sizeof(lint)))
 		FAIL("promtool check metrics: %s", lint);
+}
+
+/* A connection to 127.0.0.1:port that gives up after 20 s (a bound on failure). */
+static int scrape_connect(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = 20 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ASSERT(fd >= 0);
+	ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_OK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	return fd;
+}
+
+/* Everything the server sends until it closes, in out. */
+static size_t read_all(int fd, char *out, size_t outsz)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len + 1 < outsz && (n = read(fd, out + len, outsz - 1 - len)) > 0)
+		len += n;
+	ASSERT(n >= 0);
+	out[len] = '\0';
+	return len;
+}
+
+/* One request on a connection of its own; the whole response in out. */
+static size_t http_exchange(int port, const char *request, char *out, size_t outsz)
+{
+	int fd = scrape_connect(port);
+	size_t len;
+
+	ASSERT_EQ(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+	len = read_all(fd, out, outsz);
+	close(fd);
+	return len;
+}
+
+TEST(metrics_listen_serves_get_metrics_on_loopback_only)
+{
+	static char resp[1 << 17], unix_out[1 << 17];
+	struct test_daemon d;
+	char listen_at[32], lint[4096], cg[PATH_MAX], policy[PATH_MAX], cmd[PATH_MAX + 64];
+	const char *body;
+	int port, lfd, silent[4], busy, i;
+	FILE *p;
+
+	/* A free port: bound once by the test, then left for agentd. */
+	lfd = test_loopback_listener(&port);
+	close(lfd);
+	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%d", port);
+	test_daemon_init(&d, "mlisten");
+	test_file(policy, sizeof(policy), "mlisten-policy.json",
+		  "{\"name\": \"m\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\"]}],"
+		  " \"network\": {\"sockets\": [\"inet\"]}}\n");
+	test_daemon_start(&d, "--allow-partial", "--metrics-listen", listen_at, NULL);
+	test_daemon_add(&d, "m", policy, cg, sizeof(cg));
+
+	http_exchange(port, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", resp, sizeof(resp));
+	body = strstr(resp, "\r\n\r\n");
+	if (strncmp(resp, "HTTP/1.1 200 OK\r\n", 17) || !body ||
+	    !strstr(resp, "Content-Type: text/plain; version=0.0.4"))
+		FAIL("GET /metrics:\n%s", resp);
+	body += 4;
+	if (strtoul(strstr(resp, "Content-Length: ") + 16, NULL, 10) != strlen(body))
+		FAIL("Content-Length is not the body's %zu bytes:\n%s", strlen(body), resp);
+	expect_sample(body, "agentd_agents", 1);
+	if (promtool_check(body, lint, sizeof(lint)))
+		FAIL("promtool check metrics: %s", lint);
+
+	http_exchange(port, "GET / HTTP/1.1\r\n\r\n", resp, sizeof(resp));
+	if (strncmp(resp, "HTTP/1.1 404 Not Found\r\n", 24))
+		FAIL("GET /: %s", resp);
+	http_exchange(port, "POST /metrics HTTP/1.1\r\n\r\n", resp, sizeof(resp));
+	if (strncmp(resp, "HTTP/1.1 405 ", 13))
+		FAIL("POST /metrics: %s", resp);
+
+	/* The agent cannot reach the listener: loopback is no agent's but for its own endpoints. */
+	ASSERT_EQ(run_in_cgroup(cg, test_loopback_connect, &port, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, test_loopback_connect, &port, NULL), 0);
+
+	/* Scrapers that send nothing hold the slots, not the daemon: one more is told 503, the
+	 * Unix socket still answers, and each silent one is closed at its deadline. */
+	for (i = 0; i < 4; i++)
+		silent[i] = scrape_connect(port);
+	busy = scrape_connect(port);
+	read_all(busy, resp, sizeof(resp));
+	close(busy);
+	if (strncmp(resp, "HTTP/1.1 503 ", 13))
+		FAIL("a fifth scrape at once: %s", resp);
+	ASSERT_EQ(agentctl_run(unix_out, sizeof(unix_out), "metrics", NULL), 0);
+	expect_sample(unix_out, "agentd_agents", 1);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(read_all(silent[i], resp, sizeof(resp)), 0);
+		close(silent[i]);
+	}
+	http_exchange(port, "GET /metrics HTTP/1.0\r\n\r\n", resp, sizeof(resp));
+	if (strncmp(resp, "HTTP/1.1 200 OK\r\n", 17))
+		FAIL("GET /metrics after the silent scrapes: %s", resp);
+
+	/* Another address is refused when the option is read. */
+	snprintf(cmd, sizeof(cmd), "'%s/agentd' --metrics-listen 0.0.0.0:%d 2>&1", test_bin_dir(),
+		 port);
+	p = popen(cmd, "r");
+	ASSERT(p);
+	resp[fread(resp, 1, sizeof(resp) - 1, p)] = '\0';
+	ASSERT_EQ(WEXITSTATUS(pclose(p)), 2);
+	if (!strstr(resp, "--metrics-listen \"0.0.0.0:") || !strstr(resp, "not a loopback address"))
+		FAIL("agentd --metrics-listen 0.0.0.0: %s", resp);
 }

@@ -7,6 +7,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include "wire/accept.h"
 #include "broker/broker.h"
@@ -226,6 +227,217 @@ static void on_client(void *ctx, int lfd, uint32_t events)
 	close(fd);
 }
 
+/* ---- --metrics-listen: GET /metrics over HTTP on a loopback address ---- */
+
+#define HTTP_CONNS 4 /* scrapes served at once; more are answered 503 and closed */
+#define HTTP_DEADLINE_SEC 5 /* for the whole exchange: the request read, the response sent */
+
+struct http_conn {
+	struct daemon *d;
+	int fd, timer; /* -1: the slot is free */
+	char head[PROM_HTTP_HEAD_MAX];
+	size_t len;
+	struct metrics_buf out; /* the response; out.s + sent is what is left to send */
+	size_t sent;
+};
+
+static struct {
+	int lfd; /* -1: not listening */
+	struct http_conn conns[HTTP_CONNS];
+} http = { .lfd = -1 };
+
+static void http_close(struct http_conn *c)
+{
+	loop_del(c->d->loop, c->fd);
+	loop_del(c->d->loop, c->timer);
+	close(c->fd);
+	close(c->timer);
+	metrics_buf_free(&c->out);
+	c->fd = c->timer = -1;
+	c->len = c->sent = 0;
+}
+
+/* Sends what the socket takes; closes once all is sent or the peer is gone. */
+static void http_send(struct http_conn *c)
+{
+	ssize_t n;
+
+	while (c->sent < c->out.len) {
+		n = send(c->fd, c->out.s + c->sent, c->out.len - c->sent,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN) {
+			loop_mod(c->d->loop, c->fd, EPOLLOUT);
+			return;
+		}
+		if (n <= 0)
+			break;
+		c->sent += n;
+	}
+	http_close(c);
+}
+
+/* The response to a request with status: the exposition for 200, a line saying why otherwise. */
+static void http_respond(struct http_conn *c, int status)
+{
+	static const char refused[] = "agentd serves GET /metrics only\n";
+	struct metrics_buf body = { 0 };
+	const char *text = refused;
+	size_t len = sizeof(refused) - 1;
+	char head[256];
+	int n;
+
+	if (status == 200) {
+		collect(c->d, &body);
+		status = body.err ? 503 : 200;
+		text = body.err ? "" : body.s;
+		len = body.err ? 0 : body.len;
+	}
+	n = prom_http_head(status, len, head, sizeof(head));
+	c->out.s = n < 0 ? NULL : malloc(n + len);
+	if (c->out.s) {
+		memcpy(c->out.s, head, n);
+		memcpy(c->out.s + n, text, len);
+		c->out.len = n + len;
+	}
+	metrics_buf_free(&body);
+	if (!c->out.s) {
+		http_close(c);
+		return;
+	}
+	loop_mod(c->d->loop, c->fd, 0);
+	http_send(c);
+}
+
+static void on_http(void *ctx, int fd, uint32_t events)
+{
+	struct http_conn *c = ctx;
+	ssize_t n;
+	int status;
+
+	(void)fd;
+	if (c->out.s) {
+		http_send(c);
+		return;
+	}
+	n = recv(c->fd, c->head + c->len, sizeof(c->head) - c->len, MSG_DONTWAIT);
+	if (n < 0 && errno == EAGAIN && !(events & (EPOLLHUP | EPOLLERR)))
+		return;
+	if (n <= 0) {
+		http_close(c);
+		return;
+	}
+	c->len += n;
+	status = prom_http_request(c->head, c->len);
+	if (status)
+		http_respond(c, status);
+}
+
+static void on_http_deadline(void *ctx, int fd, uint32_t events)
+{
+	struct http_conn *c = ctx;
+
+	(void)fd;
+	(void)events;
+	log_debug("metrics: a scrape took longer than %d s: closed\n", HTTP_DEADLINE_SEC);
+	http_close(c);
+}
+
+/* A timerfd at the connection's deadline, both in the loop. */
+static int http_watch(struct daemon *d, struct http_conn *c)
+{
+	struct itimerspec at = { .it_value.tv_sec = HTTP_DEADLINE_SEC };
+
+	c->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (c->timer < 0)
+		return -errno;
+	if (timerfd_settime(c->timer, 0, &at, NULL) ||
+	    loop_add(d->loop, c->timer, EPOLLIN, on_http_deadline, c)) {
+		close(c->timer);
+		return -EIO;
+	}
+	if (loop_add(d->loop, c->fd, EPOLLIN, on_http, c)) {
+		loop_del(d->loop, c->timer);
+		close(c->timer);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void on_http_client(void *ctx, int lfd, uint32_t events)
+{
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+				   "Connection: close\r\n\r\n";
+	struct daemon *d = ctx;
+	struct http_conn *c = NULL;
+	int fd, i;
+
+	(void)events;
+	fd = accept_shedding(lfd, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	for (i = 0; i < HTTP_CONNS && !c; i++)
+		if (http.conns[i].fd < 0)
+			c = &http.conns[i];
+	if (!c) {
+		if (send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			log_debug("metrics: refusing a scrape: %s\n", strerror(errno));
+		close(fd);
+		return;
+	}
+	*c = (struct http_conn){ .d = d, .fd = fd, .timer = -1 };
+	if (http_watch(d, c)) {
+		close(fd);
+		c->fd = -1;
+	}
+}
+
+/* The --metrics-listen listener, when asked for; logs its own failure. */
+int metrics_listen_start(struct daemon *d)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)&d->o->metrics_addr;
+	int fd, err, one = 1, i;
+
+	for (i = 0; i < HTTP_CONNS; i++)
+		http.conns[i].fd = http.conns[i].timer = -1;
+	if (!d->o->metrics_listen)
+		return 0;
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, sa, d->o->metrics_addr_len) || listen(fd, 16)) {
+		err = -errno;
+		goto close_fd;
+	}
+	err = loop_add(d->loop, fd, EPOLLIN, on_http_client, d);
+	if (err)
+		goto close_fd;
+	http.lfd = fd;
+	log_info("metrics: serving GET /metrics on %s\n", d->o->metrics_listen);
+	return 0;
+close_fd:
+	close(fd);
+fail:
+	log_err("--metrics-listen %s: %s\n", d->o->metrics_listen, strerror(-err));
+	return err;
+}
+
+static void metrics_listen_stop(struct daemon *d)
+{
+	int i;
+
+	if (http.lfd < 0)
+		return;
+	for (i = 0; i < HTTP_CONNS; i++)
+		if (http.conns[i].fd >= 0)
+			http_close(&http.conns[i]);
+	loop_del(d->loop, http.lfd);
+	close(http.lfd);
+	http.lfd = -1;
+}
+
 /* metrics.sock beside the control socket. */
 int metrics_start(struct daemon *d)
 {
@@ -250,6 +462,7 @@ int metrics_start(struct daemon *d)
 
 void metrics_stop(struct daemon *d)
 {
+	metrics_listen_stop(d);
 	if (d->metrics_fd <= 0)
 		return;
 	loop_del(d->loop, d->metrics_fd);
