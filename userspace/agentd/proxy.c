@@ -305,7 +305,9 @@ const struct proxy_stats *proxy_agent_stats(const struct agent *a)
 
 const char *proxy_reason(unsigned i)
 {
-	return i < reasons.n ? reasons.name[i] : i == PROXY_REASONS_MAX ? "other" : NULL;
+	if (i >= PROXY_REASONS_MAX)
+		return i == PROXY_REASONS_MAX ? "other" : NULL;
+	return i < reasons.n ? reasons.name[i] : NULL;
 }
 
 static int spawn(struct daemon *d);
