@@ -306,3 +306,31 @@ TEST(metrics_listen_serves_get_metrics_on_loopback_only)
 	if (!strstr(resp, "--metrics-listen \"0.0.0.0:") || !strstr(resp, "not a loopback address"))
 		FAIL("agentd --metrics-listen 0.0.0.0: %s", resp);
 }
+
+/* An exposition larger than a Unix socket's send buffer (net.core.wmem_default, 208 KiB here)
+ * arrives whole: the daemon sends what the socket takes and the rest as the reader drains it. */
+TEST(metrics_socket_sends_a_large_exposition_whole)
+{
+	static char out[1 << 20];
+	struct test_daemon d;
+	char policy[PATH_MAX], cmd[2 * PATH_MAX + 128], lint[4096];
+
+	test_daemon_init(&d, "mlarge");
+	test_file(policy, sizeof(policy), "mlarge-policy.json",
+		  "{\"name\": \"l\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\"]}]}\n");
+	test_daemon_start(&d, "--allow-partial", NULL);
+	/* One shell for the 200 adds (each agentctl_run() would be a cleanup of its own). */
+	snprintf(cmd, sizeof(cmd),
+		 "for i in $(seq 1 200); do '%s/agentctl' agent add l$i --policy '%s' >/dev/null "
+		 "|| exit 1; done",
+		 test_bin_dir(), policy);
+	ASSERT_EQ(system(cmd), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "metrics", NULL), 0);
+	if (strlen(out) <= 212992)
+		FAIL("an exposition of %zu bytes does not test a full socket buffer", strlen(out));
+	expect_sample(out, "agentd_agents", 200);
+	expect_sample(out,
+		      "agentd_proxy_relayed_bytes_total{agent=\"l200\",direction=\"to_agent\"}", 0);
+	if (promtool_check(out, lint, sizeof(lint)))
+		FAIL("promtool check metrics: %s", lint);
+}

@@ -200,41 +200,18 @@ static void collect(struct daemon *d, struct metrics_buf *b)
 	proxy_metrics(d, b);
 }
 
-static void on_client(void *ctx, int lfd, uint32_t events)
-{
-	struct daemon *d = ctx;
-	struct metrics_buf b = { 0 };
-	char why[128];
-	ssize_t n;
-	int fd;
+/*
+ * A scrape in progress: a client of metrics.sock (raw: the exposition alone, sent at once) or of
+ * --metrics-listen (HTTP: the request read first). Either is sent as the socket takes it, in the
+ * daemon's loop, within a deadline.
+ */
+#define SCRAPES_MAX 4 /* at once per listener; more are refused (HTTP: 503) and closed */
+#define SCRAPE_DEADLINE_SEC 5 /* for the whole exchange: the request read, the response sent */
 
-	(void)events;
-	fd = accept_shedding(lfd, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return;
-	if (daemon_peer_refused(d, fd, why, sizeof(why))) {
-		log_warn("metrics: refused a client: %s\n", why);
-		close(fd);
-		return;
-	}
-	collect(d, &b);
-	/* One send into an empty socket buffer: a client that does not read gets what fits. */
-	n = b.err ? -1 : send(fd, b.s, b.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0 || (size_t)n < b.len)
-		log_warn("metrics: sent %zd of %zu bytes%s\n", n, b.len,
-			 b.err ? " (no memory)" : "");
-	metrics_buf_free(&b);
-	close(fd);
-}
-
-/* ---- --metrics-listen: GET /metrics over HTTP on a loopback address ---- */
-
-#define HTTP_CONNS 4 /* scrapes served at once; more are answered 503 and closed */
-#define HTTP_DEADLINE_SEC 5 /* for the whole exchange: the request read, the response sent */
-
-struct http_conn {
+struct scrape {
 	struct daemon *d;
 	int fd, timer; /* -1: the slot is free */
+	bool raw;
 	char head[PROM_HTTP_HEAD_MAX];
 	size_t len;
 	struct metrics_buf out; /* the response; out.s + sent is what is left to send */
@@ -242,11 +219,12 @@ struct http_conn {
 };
 
 static struct {
-	int lfd; /* -1: not listening */
-	struct http_conn conns[HTTP_CONNS];
-} http = { .lfd = -1 };
+	bool ready; /* the slots are marked free */
+	int http_lfd; /* -1: not listening */
+	struct scrape slots[2 * SCRAPES_MAX]; /* metrics.sock's, then --metrics-listen's */
+} scrapes;
 
-static void http_close(struct http_conn *c)
+static void scrape_close(struct scrape *c)
 {
 	loop_del(c->d->loop, c->fd);
 	loop_del(c->d->loop, c->timer);
@@ -258,7 +236,7 @@ static void http_close(struct http_conn *c)
 }
 
 /* Sends what the socket takes; closes once all is sent or the peer is gone. */
-static void http_send(struct http_conn *c)
+static void scrape_send(struct scrape *c)
 {
 	ssize_t n;
 
@@ -273,18 +251,21 @@ static void http_send(struct http_conn *c)
 			break;
 		c->sent += n;
 	}
-	http_close(c);
+	if (c->sent < c->out.len)
+		log_debug("metrics: a scraper left after %zu of %zu bytes\n", c->sent, c->out.len);
+	scrape_close(c);
 }
 
-/* The response to a request with status: the exposition for 200, a line saying why otherwise. */
-static void http_respond(struct http_conn *c, int status)
+/* The response: the exposition (behind an HTTP head unless raw) for 200, for HTTP a line saying
+ * why otherwise. */
+static void scrape_respond(struct scrape *c, int status)
 {
 	static const char refused[] = "agentd serves GET /metrics only\n";
 	struct metrics_buf body = { 0 };
 	const char *text = refused;
 	size_t len = sizeof(refused) - 1;
 	char head[256];
-	int n;
+	int n = 0;
 
 	if (status == 200) {
 		collect(c->d, &body);
@@ -292,8 +273,9 @@ static void http_respond(struct http_conn *c, int status)
 		text = body.err ? "" : body.s;
 		len = body.err ? 0 : body.len;
 	}
-	n = prom_http_head(status, len, head, sizeof(head));
-	c->out.s = n < 0 ? NULL : malloc(n + len);
+	if (!c->raw)
+		n = prom_http_head(status, len, head, sizeof(head));
+	c->out.s = n < 0 || (c->raw && body.err) ? NULL : malloc(n + len);
 	if (c->out.s) {
 		memcpy(c->out.s, head, n);
 		memcpy(c->out.s + n, text, len);
@@ -301,104 +283,130 @@ static void http_respond(struct http_conn *c, int status)
 	}
 	metrics_buf_free(&body);
 	if (!c->out.s) {
-		http_close(c);
+		log_warn("metrics: no memory for a scrape\n");
+		scrape_close(c);
 		return;
 	}
 	loop_mod(c->d->loop, c->fd, 0);
-	http_send(c);
+	scrape_send(c);
 }
 
-static void on_http(void *ctx, int fd, uint32_t events)
+static void on_scrape(void *ctx, int fd, uint32_t events)
 {
-	struct http_conn *c = ctx;
+	struct scrape *c = ctx;
 	ssize_t n;
 	int status;
 
 	(void)fd;
 	if (c->out.s) {
-		http_send(c);
+		scrape_send(c);
 		return;
 	}
 	n = recv(c->fd, c->head + c->len, sizeof(c->head) - c->len, MSG_DONTWAIT);
 	if (n < 0 && errno == EAGAIN && !(events & (EPOLLHUP | EPOLLERR)))
 		return;
 	if (n <= 0) {
-		http_close(c);
+		scrape_close(c);
 		return;
 	}
 	c->len += n;
 	status = prom_http_request(c->head, c->len);
 	if (status)
-		http_respond(c, status);
+		scrape_respond(c, status);
 }
 
-static void on_http_deadline(void *ctx, int fd, uint32_t events)
+static void on_scrape_deadline(void *ctx, int fd, uint32_t events)
 {
-	struct http_conn *c = ctx;
+	struct scrape *c = ctx;
 
 	(void)fd;
 	(void)events;
-	log_debug("metrics: a scrape took longer than %d s: closed\n", HTTP_DEADLINE_SEC);
-	http_close(c);
+	log_debug("metrics: a scrape took longer than %d s: closed\n", SCRAPE_DEADLINE_SEC);
+	scrape_close(c);
 }
 
-/* A timerfd at the connection's deadline, both in the loop. */
-static int http_watch(struct daemon *d, struct http_conn *c)
+/* A free slot of its listener's for fd, watched with a timerfd at its deadline; NULL when none
+ * is free (or the watches fail): the caller closes fd. A silent scraper of one listener never
+ * holds the other's. */
+static struct scrape *scrape_new(struct daemon *d, int fd, bool raw)
 {
-	struct itimerspec at = { .it_value.tv_sec = HTTP_DEADLINE_SEC };
+	struct itimerspec at = { .it_value.tv_sec = SCRAPE_DEADLINE_SEC };
+	struct scrape *c = NULL;
+	int i = raw ? 0 : SCRAPES_MAX;
 
+	for (; i < (raw ? SCRAPES_MAX : 2 * SCRAPES_MAX) && !c; i++)
+		if (scrapes.slots[i].fd < 0)
+			c = &scrapes.slots[i];
+	if (!c)
+		return NULL;
+	*c = (struct scrape){ .d = d, .fd = fd, .raw = raw };
 	c->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (c->timer < 0)
-		return -errno;
+		goto free_slot;
 	if (timerfd_settime(c->timer, 0, &at, NULL) ||
-	    loop_add(d->loop, c->timer, EPOLLIN, on_http_deadline, c)) {
-		close(c->timer);
-		return -EIO;
-	}
-	if (loop_add(d->loop, c->fd, EPOLLIN, on_http, c)) {
-		loop_del(d->loop, c->timer);
-		close(c->timer);
-		return -EIO;
-	}
-	return 0;
+	    loop_add(d->loop, c->timer, EPOLLIN, on_scrape_deadline, c))
+		goto close_timer;
+	if (loop_add(d->loop, fd, raw ? 0 : EPOLLIN, on_scrape, c))
+		goto del_timer;
+	return c;
+del_timer:
+	loop_del(d->loop, c->timer);
+close_timer:
+	close(c->timer);
+free_slot:
+	c->fd = c->timer = -1;
+	return NULL;
 }
 
-static void on_http_client(void *ctx, int lfd, uint32_t events)
+/* metrics.sock: the peer checked, then the exposition. */
+static void on_client(void *ctx, int lfd, uint32_t events)
 {
-	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-				   "Connection: close\r\n\r\n";
 	struct daemon *d = ctx;
-	struct http_conn *c = NULL;
-	int fd, i;
+	struct scrape *c;
+	char why[128];
+	int fd;
 
 	(void)events;
 	fd = accept_shedding(lfd, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	for (i = 0; i < HTTP_CONNS && !c; i++)
-		if (http.conns[i].fd < 0)
-			c = &http.conns[i];
-	if (!c) {
-		if (send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-			log_debug("metrics: refusing a scrape: %s\n", strerror(errno));
+	if (daemon_peer_refused(d, fd, why, sizeof(why))) {
+		log_warn("metrics: refused a client: %s\n", why);
 		close(fd);
 		return;
 	}
-	*c = (struct http_conn){ .d = d, .fd = fd, .timer = -1 };
-	if (http_watch(d, c)) {
+	c = scrape_new(d, fd, true);
+	if (!c) {
+		log_warn("metrics: %d scrapes in progress: a client refused\n", SCRAPES_MAX);
 		close(fd);
-		c->fd = -1;
+		return;
 	}
+	scrape_respond(c, 200);
+}
+
+/* --metrics-listen: the request first. */
+static void on_http_client(void *ctx, int lfd, uint32_t events)
+{
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+				   "Connection: close\r\n\r\n";
+	struct daemon *d = ctx;
+	int fd;
+
+	(void)events;
+	fd = accept_shedding(lfd, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0 || scrape_new(d, fd, false))
+		return;
+	if (send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_debug("metrics: refusing a scrape: %s\n", strerror(errno));
+	close(fd);
 }
 
 /* The --metrics-listen listener, when asked for; logs its own failure. */
 int metrics_listen_start(struct daemon *d)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)&d->o->metrics_addr;
-	int fd, err, one = 1, i;
+	int fd, err, one = 1;
 
-	for (i = 0; i < HTTP_CONNS; i++)
-		http.conns[i].fd = http.conns[i].timer = -1;
 	if (!d->o->metrics_listen)
 		return 0;
 	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -414,7 +422,7 @@ int metrics_listen_start(struct daemon *d)
 	err = loop_add(d->loop, fd, EPOLLIN, on_http_client, d);
 	if (err)
 		goto close_fd;
-	http.lfd = fd;
+	scrapes.http_lfd = fd;
 	log_info("metrics: serving GET /metrics on %s\n", d->o->metrics_listen);
 	return 0;
 close_fd:
@@ -424,26 +432,16 @@ fail:
 	return err;
 }
 
-static void metrics_listen_stop(struct daemon *d)
-{
-	int i;
-
-	if (http.lfd < 0)
-		return;
-	for (i = 0; i < HTTP_CONNS; i++)
-		if (http.conns[i].fd >= 0)
-			http_close(&http.conns[i]);
-	loop_del(d->loop, http.lfd);
-	close(http.lfd);
-	http.lfd = -1;
-}
-
 /* metrics.sock beside the control socket. */
 int metrics_start(struct daemon *d)
 {
 	char copy[PATH_MAX];
-	int fd, err;
+	int fd, err, i;
 
+	for (i = 0; i < 2 * SCRAPES_MAX; i++)
+		scrapes.slots[i].fd = scrapes.slots[i].timer = -1;
+	scrapes.http_lfd = -1;
+	scrapes.ready = true;
 	snprintf(copy, sizeof(copy), "%s", d->o->control);
 	if (snprintf(d->metrics_path, sizeof(d->metrics_path), "%s/metrics.sock", dirname(copy)) >=
 	    (int)sizeof(d->metrics_path))
@@ -462,7 +460,16 @@ int metrics_start(struct daemon *d)
 
 void metrics_stop(struct daemon *d)
 {
-	metrics_listen_stop(d);
+	int i;
+
+	for (i = 0; scrapes.ready && i < 2 * SCRAPES_MAX; i++)
+		if (scrapes.slots[i].fd >= 0)
+			scrape_close(&scrapes.slots[i]);
+	if (scrapes.ready && scrapes.http_lfd >= 0) {
+		loop_del(d->loop, scrapes.http_lfd);
+		close(scrapes.http_lfd);
+		scrapes.http_lfd = -1;
+	}
 	if (d->metrics_fd <= 0)
 		return;
 	loop_del(d->loop, d->metrics_fd);
