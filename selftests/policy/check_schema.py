@@ -4,9 +4,11 @@
 
 usage: check_schema.py
 1. Every shipped policy and registry (policies/*.json, policies/base/*.json) validates, and so
-   does every fixture file (selftests/demo-policy.json, the fuzz corpora's seeds) that the
-   parser accepts (agentctl policy check --json from build/, paths that do not exist here set
-   aside); the errors.json seeds are refused by both.
+   does every fixture the parser accepts (agentctl policy check --json from build/; paths,
+   bases and tools that do not exist here set aside): the fixture files (selftests/
+   demo-policy.json, the fuzz corpora's seeds) and the policies and registries the tests write
+   from C string literals (selftests/*/*.c, printf conversions given sample values); the
+   corpora's errors.json seeds are refused by both.
 2. The keys the parser accepts (the *_keys[] arrays of userspace/lib/policy/policy.c and
    tools.c, the limits' in jsondoc.c) are exactly the properties of the matching schema
    objects, every object of the schemas is matched, and the parser's lists of names (rights,
@@ -140,8 +142,9 @@ def is_registry(doc):
         isinstance(t, dict) for t in doc["tools"])
 
 
-# Errors about the machine, not the file: paths the check resolves that do not exist here.
-MISSING_PATH = re.compile(r"does not exist here|expected an existing path|No such file or directory")
+# Errors about the machine, not the file: paths, bases and tools that do not exist here.
+MISSING_PATH = re.compile(r"does not exist here|expected an existing path|No such file or "
+                          r"directory|expected a tool of the registry")
 
 
 def parser_accepts(path, registry):
@@ -160,8 +163,54 @@ def parser_accepts(path, registry):
         if tmp:
             shutil.rmtree(tmp)
     result = json.loads(out)[0]
-    return all(MISSING_PATH.search(e["message"]) for e in result["errors"]) and \
-        not result.get("errors_dropped")
+    return result["valid"] or (
+        all(MISSING_PATH.search(e["message"]) for e in result.get("errors", [])) and
+        not result.get("errors_dropped"))
+
+
+C_STRINGS = re.compile(r'(?:"(?:[^"\\\n]|\\.)*"\s*)+')
+C_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def c_fixtures():
+    """The JSON documents the tests' C sources spell as string literals: (where, text)."""
+    for src in sorted(glob.glob(os.path.join(TOP, "selftests", "*", "*.c"))):
+        with open(src) as f:
+            code = f.read()
+        for m in C_STRINGS.finditer(code):
+            parts = re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0))
+            text = re.sub(r"\\(.)", lambda e: C_ESCAPES.get(e.group(1), e.group(1)),
+                          "".join(parts))
+            if not re.match(r'\s*\{\s*"(name|tools)"', text):
+                continue
+            text = re.sub(r"%(-?\d*(l{0,2}|z)[sdu]|%)",
+                          lambda e: "%" if e.group(0) == "%%" else
+                          ("/tmp" if e.group(0).endswith("s") else "1"), text)
+            line = code.count("\n", 0, m.start()) + 1
+            yield f"{os.path.relpath(src, TOP)}:{line}", text
+
+
+def check_c_fixtures(schemas, errors):
+    accepted = refused = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for where, text in c_fixtures():
+            try:
+                doc = json.loads(text)
+            except ValueError:
+                continue
+            which = "tools" if is_registry(doc) else "policy"
+            path = os.path.join(tmp, "fixture.json")
+            with open(path, "w") as f:
+                f.write(text)
+            if not parser_accepts(path, which == "tools"):
+                refused += 1
+                continue
+            accepted += 1
+            for e in jsonschema.Draft202012Validator(schemas[which]).iter_errors(doc):
+                errors.append(f"{where}: /{'/'.join(map(str, e.absolute_path))}: {e.message} "
+                              f"({which}.schema.json refuses what the parser accepts)")
+    print(f"{accepted} policies and registries of the tests' sources the parser accepts, all "
+          f"valid against the schemas; {refused} it refuses")
 
 
 def check_files(schemas, errors):
@@ -201,6 +250,7 @@ def main():
     errors = []
     check_sync(schemas, errors)
     check_files(schemas, errors)
+    check_c_fixtures(schemas, errors)
     for e in errors:
         print(e, file=sys.stderr)
     return 1 if errors else 0
