@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The one policy loader (agentd, agentctl run, policy check): tools, places, the digest. */
+/*
+ * The one policy loader (agentd, agentctl run, policy check): tools, places, the digest; and the
+ * objects it resolves, which every layer then applies.
+ */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "harness.h"
+#include "policy/compile.h"
 #include "policy/load.h"
+#include "sandbox/landlock.h"
 #include "testlib.h"
 
 static const char tools_json[] =
@@ -106,4 +112,60 @@ TEST(policy_load_full_refuses_another_digest)
 	test_write(f.policy, "{\"name\": \"t\", \"io_uring\": true}\n", 0644);
 	ASSERT_EQ(load(&src, &p, NULL, first, sizeof(first)), -ESTALE);
 	ASSERT(p == NULL && !first[0]);
+}
+
+static void free_policy(void *p)
+{
+	policy_free(p);
+}
+
+static void free_plan(void *pl)
+{
+	landlock_plan_free(pl);
+}
+
+/*
+ * The object a path named at the load is the one every layer applies: the compiler emits its
+ * device and inode; Landlock, which needs the path opened again, refuses when the path now names
+ * another object; and the digest agentctl run checks against agentd's differs.
+ */
+TEST(policy_objects_are_the_ones_the_load_found)
+{
+	char dir[PATH_MAX], granted[PATH_MAX + 16], other[PATH_MAX + 16], policy[PATH_MAX + 16];
+	char text[4 * PATH_MAX], digest[POLICY_DIGEST_HEX], first[1024];
+	struct policy_source src = { .path = policy };
+	struct landlock_plan *pl;
+	static struct compiled c;
+	struct policy *p, *q;
+	const char *bad = "";
+	struct stat st;
+
+	test_dir(dir, sizeof(dir));
+	snprintf(granted, sizeof(granted), "%s/granted", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	snprintf(policy, sizeof(policy), "%s/policy.json", dir);
+	test_write(granted, "granted\n", 0644);
+	test_write(other, "other\n", 0644);
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"t\", \"files\": [{\"path\": \"%s\", \"rights\": [\"read\"]}]}\n",
+		 granted);
+	test_write(policy, text, 0644);
+	ASSERT_OK(stat(granted, &st));
+	ASSERT_EQ(load(&src, &p, NULL, first, sizeof(first)), 0);
+	test_defer(free_policy, p);
+	ASSERT_EQ(policy_digest(p, digest), 0);
+	ASSERT_EQ(landlock_compile(p, 1, &pl), 0);
+	test_defer(free_plan, pl);
+	ASSERT_OK(rename(other, granted));
+
+	ASSERT_EQ(policy_compile(p, &c), 0);
+	ASSERT_EQ(c.rs.nfiles, 1);
+	ASSERT(c.rs.objects == c.objects);
+	ASSERT_EQ(c.objects[0].dev, st.st_dev);
+	ASSERT_EQ(c.objects[0].ino, st.st_ino);
+	compiled_free(&c);
+	ASSERT_EQ(landlock_open(pl, &bad), -ESTALE);
+	ASSERT_STREQ(bad, granted);
+	src.digest = digest;
+	ASSERT_EQ(load(&src, &q, NULL, first, sizeof(first)), -ESTALE);
 }

@@ -398,7 +398,7 @@ static int prepare(const struct run_opts *o, const json_t *agent, struct sandbox
 	}
 	if (err) {
 		log_err("run: agent %s: Landlock ruleset%s%s: %s\n", o->name, *bad ? " at " : "",
-			bad, strerror(-err));
+			bad, landlock_strerror(err));
 		return EXIT_FAIL;
 	}
 	return 0;

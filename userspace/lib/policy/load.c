@@ -61,10 +61,11 @@ static void digest_str(EVP_MD_CTX *md, const char *s)
 
 static void digest_path(EVP_MD_CTX *md, const struct policy_path *pp, __u32 rights)
 {
-	char buf[32];
+	char buf[80];
 
 	digest_str(md, pp->path);
-	snprintf(buf, sizeof(buf), "%u %d", rights, pp->exists);
+	snprintf(buf, sizeof(buf), "%u %d %llu %llu", rights, pp->exists,
+		 (unsigned long long)pp->dev, (unsigned long long)pp->ino);
 	digest_str(md, buf);
 }
 
@@ -82,7 +83,7 @@ int policy_digest(const struct policy *p, char hex[POLICY_DIGEST_HEX])
 		EVP_MD_CTX_free(md);
 		return -EIO;
 	}
-	digest_str(md, "agentd layers 2");
+	digest_str(md, "agentd layers 3");
 	for (k = 0; k < p->n_files; k++)
 		digest_path(md, &p->files[k], p->files[k].rights);
 	digest_str(md, "exec");

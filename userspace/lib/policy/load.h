@@ -32,7 +32,8 @@ int policy_load_full(const struct policy_source *src, struct policy **out,
 
 #define POLICY_DIGEST_HEX 65
 /*
- * SHA-256 of what agentctl run builds from a policy (file rules, exec list and switches, socket
+ * SHA-256 of what agentctl run builds from a policy (file rules and the objects they name, exec
+ * list and switches, socket
  * families, io_uring, capabilities, env names): the daemon reports it for the policy it loaded,
  * and agentctl run refuses to start when the policy it loads now differs. Returns 0 or -errno.
  */
