@@ -627,7 +627,8 @@ static int tool_ruleset(const struct broker *b, const struct agent *a, const str
 	if (!fd) {
 		fd = landlock_open(plan, &bad);
 		if (fd)
-			snprintf(why, whysz, "the tool's sandbox: %s: %s", bad, strerror(-fd));
+			snprintf(why, whysz, "the tool's sandbox: %s: %s", bad,
+				 landlock_strerror(fd));
 	} else if (fd != -EPERM) {
 		snprintf(why, whysz, "the tool's sandbox: %s", strerror(-fd));
 	}
