@@ -736,6 +736,60 @@ static void builtin(struct bagent *ba, struct bconn *c, const struct broker_requ
 	count_call(ba->b, req->tool, true, "ok", (now_ns() - t0) / 1e9);
 }
 
+/* The agent's granted tools as {"tools": [{"name", "description", "effect", "inputSchema"}]}. */
+static char *granted_json(const struct agent *a)
+{
+	const struct tool *t;
+	json_t *doc = json_pack("{s[]}", "tools"), *list = json_object_get(doc, "tools"), *o;
+	char *text = NULL;
+	size_t i;
+
+	for (i = 0; doc && a->policy && i < a->policy->n_tools; i++) {
+		t = a->policy->tools[i].def;
+		if (!t)
+			continue;
+		o = json_pack("{ss ss so}", "name", t->name, "effect", tool_effect_name(t->effect),
+			      "inputSchema", tool_input_schema(t));
+		if (!o ||
+		    (t->description &&
+		     json_object_set_new(o, "description", json_string(t->description))) ||
+		    json_array_append_new(list, o))
+			goto out;
+	}
+	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+out:
+	json_decref(doc);
+	return text;
+}
+
+/* TOOLS_LIST_NAME: answered by agentd from the agent's policy, audited as a call. */
+static void list_tools(struct bagent *ba, struct bconn *c, const struct broker_request *req,
+		       __u64 args_len, const unsigned char *args_sha)
+{
+	struct broker_output none = { "", 0 }, out;
+	char *text = NULL;
+	struct caller who;
+
+	if (json_object_size(req->args)) {
+		refuse(ba, c, req->id, req->tool, args_len, args_sha, BROKER_E_ARGS,
+		       "takes no arguments");
+		return;
+	}
+	text = granted_json(ba->a);
+	if (!text) {
+		refuse(ba, c, req->id, req->tool, args_len, args_sha, BROKER_E_FAILED,
+		       "out of memory");
+		return;
+	}
+	out = (struct broker_output){ text, strlen(text) };
+	caller_of(ba, c, &who);
+	ba->calls++;
+	reply(ba, c->id, broker_reply_ok(req->id, 0, out, none, false, 0));
+	audit_call(ba->b, &who, req->tool, true, args_len, args_sha, text, out.len,
+		   "outcome=ok exit=0 builtin=list");
+	free(text);
+}
+
 /* A request the worker passed on: its binary form checked and decoded, then the policy. */
 static void on_request(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
@@ -761,6 +815,8 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *data, siz
 	if (audit_blocked(ba->a)) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
 		       "the audit log cannot be written: the agent is frozen until it can");
+	} else if (!strcmp(req.tool, TOOLS_LIST_NAME)) {
+		list_tools(ba, c, &req, len, sha);
 	} else if (!t) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_DENIED,
 		       "the agent's policy does not grant this tool");
