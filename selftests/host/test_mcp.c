@@ -97,10 +97,14 @@ static struct mcp_env *setup(void)
 	return &e;
 }
 
-/* node client.mjs MODE AGENT TOOLS; its output (stdout and stderr) in out, its exit status. */
-static int client(struct mcp_env *e, const char *mode, const char *agent, const char *tools,
-		  char *out, size_t outsz)
+/* node client.mjs MODE AGENT TOOLS [MORE...]: its output (stdout and stderr) in out, its exit
+ * status. */
+static int client(struct mcp_env *e, const char *const args[], char *out, size_t outsz)
 {
+	char *argv[10] = { "node" };
+	const char *mode = args[0];
+	size_t i;
+
 	char script[PATH_MAX + 32], log[PATH_MAX + 32], prog[PATH_MAX + 16];
 	int status, fd;
 	ssize_t n;
@@ -118,7 +122,10 @@ static int client(struct mcp_env *e, const char *mode, const char *agent, const 
 		setenv("MCP_AGENTCTL", prog, 1);
 		snprintf(prog, sizeof(prog), "%s/agent-tool", test_bin_dir());
 		setenv("MCP_AGENT_TOOL", prog, 1);
-		execl(e->node, "node", script, mode, agent, tools, (char *)NULL);
+		argv[1] = script;
+		for (i = 0; args[i] && i < 7; i++)
+			argv[i + 2] = (char *)args[i];
+		execv(e->node, argv);
 		_exit(127);
 	}
 	ASSERT_OK(waitpid(pid, &status, 0));
@@ -130,13 +137,12 @@ static int client(struct mcp_env *e, const char *mode, const char *agent, const 
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static void expect_client_ok(struct mcp_env *e, const char *mode, const char *agent,
-			     const char *tools)
+static void expect_client_ok(struct mcp_env *e, const char *const args[])
 {
 	char out[16384];
 
-	if (client(e, mode, agent, tools, out, sizeof(out)) || !strstr(out, "ok "))
-		FAIL("client.mjs %s %s:\n%s", mode, agent, out);
+	if (client(e, args, out, sizeof(out)) || !strstr(out, "ok "))
+		FAIL("client.mjs %s %s:\n%s", args[0], args[1], out);
 }
 
 static void stop_and_read_audit(struct mcp_env *e, char *buf, size_t bufsz)
@@ -181,8 +187,8 @@ TEST(mcp_sdk_client_lists_and_calls_the_granted_tools)
 	static char log[1 << 20];
 	struct mcp_env *e = setup();
 
-	expect_client_ok(e, "granted", "t-a", "echo,env,noop");
-	expect_client_ok(e, "raw", "t-a", "");
+	expect_client_ok(e, (const char *[]){ "granted", "t-a", "echo,env,noop", NULL });
+	expect_client_ok(e, (const char *[]){ "raw", "t-a", "", NULL });
 	stop_and_read_audit(e, log, sizeof(log));
 	expect_audit(log, (const char *[]){ "\"op\":\"tool-call\"", "\"agent_name\":\"t-a\"",
 					    "\"name\":\"agentd.tools\"", "builtin=list", NULL });
@@ -203,10 +209,23 @@ TEST(mcp_payload_cannot_name_the_caller)
 	static char log[1 << 20];
 	struct mcp_env *e = setup();
 
-	expect_client_ok(e, "identity", "t-b", "noop");
+	expect_client_ok(e, (const char *[]){ "identity", "t-b", "noop", NULL });
 	stop_and_read_audit(e, log, sizeof(log));
 	expect_audit(log, (const char *[]){ "\"op\":\"tool-refused\"", "\"agent_name\":\"t-b\"",
 					    "\"name\":\"echo\"", "outcome=denied", NULL });
 	if (audit_has(log, (const char *[]){ "\"agent_name\":\"t-a\"", "\"op\":\"tool-", NULL }))
 		FAIL("a tool record names t-a, whose name only the payload carried");
+}
+
+TEST(mcp_policy_reload_notifies_list_changed)
+{
+	struct mcp_env *e = setup();
+	char policy[PATH_MAX + 32], next[PATH_MAX + 32], text[1024];
+
+	snprintf(policy, sizeof(policy), "%s/t-b.json", e->d.dir);
+	snprintf(next, sizeof(next), "%s/t-b.next.json", e->d.dir);
+	snprintf(text, sizeof(text), policy_fmt, "t-b", "\"noop\", \"echo\"");
+	test_write(next, text, 0644);
+	expect_client_ok(
+		e, (const char *[]){ "reload", "t-b", "noop", policy, next, "echo,noop", NULL });
 }

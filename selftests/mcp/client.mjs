@@ -2,15 +2,19 @@
 // An MCP client built on the official TypeScript SDK (@modelcontextprotocol/sdk, pinned in
 // package.json) that launches `agent-tool mcp` inside an agent, as a model runner would:
 //   node client.mjs granted|identity|raw AGENT [TOOLS]
+//   node client.mjs reload AGENT TOOLS POLICY NEW_POLICY NEW_TOOLS
 // with MCP_AGENTCTL and MCP_AGENT_TOOL naming the programs (AGENTD_CONTROL for agentctl).
 // Prints "ok CHECK" or "not ok CHECK: why" per check; exits 1 when one failed.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+	LATEST_PROTOCOL_VERSION, McpError, ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
-const [mode, agent, toolList] = process.argv.slice(2);
+const [mode, agent, toolList, policy, newPolicy, newToolList] = process.argv.slice(2);
 const agentctl = process.env.MCP_AGENTCTL;
 const agentTool = process.env.MCP_AGENT_TOOL;
 const server = { command: agentctl, args: ['run', agent, '--', agentTool, 'mcp'] };
@@ -43,6 +47,7 @@ async function callError(client, params) {
 	}
 }
 
+const listed = async (client) => (await client.listTools()).tools.map((t) => t.name).sort().join(',');
 const text = (r) => (r.content ?? []).map((c) => c.text).join('|');
 
 async function granted() {
@@ -151,7 +156,25 @@ async function raw() {
 	check('raw: exits 0 when stdin closes', code === 0, `exit ${code}`);
 }
 
-const modes = { granted, identity, raw };
+// A policy reload that changes the agent's tools: notifications/tools/list_changed.
+async function reload() {
+	const client = await connect();
+	let changed;
+	const notified = new Promise((resolve) => { changed = resolve; });
+	client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+	let names = await listed(client);
+	check('reload: the list before', names === toolList, `got ${names}`);
+	copyFileSync(newPolicy, policy);
+	execFileSync(agentctl, ['policy', 'reload', agent], { env: process.env });
+	await notified;
+	names = await listed(client);
+	check('reload: list_changed, then the new list', names === newToolList, `got ${names}`);
+	const r = await client.callTool({ name: 'echo', arguments: { msg: 'now', n: 1 } });
+	check('reload: the new tool is callable', text(r) === 'now 1\n', JSON.stringify(r));
+	await client.close();
+}
+
+const modes = { granted, identity, raw, reload };
 try {
 	await modes[mode]();
 } catch (e) {

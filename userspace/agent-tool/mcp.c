@@ -21,6 +21,7 @@
 
 #define MCP_IN_FLIGHT 64 /* the broker runs at most 64 calls of an agent at once */
 #define MCP_E_BUSY -32000 /* server error: too many requests in flight */
+#define MCP_WATCH_ID 0 /* the broker request watching the agent's tools; calls count from 1 */
 
 struct pending {
 	long long bid; /* the broker request's id */
@@ -39,6 +40,7 @@ struct mcp {
 	struct buf in, replies;
 	bool skipping; /* dropping the rest of an over-long line */
 	bool initialized;
+	char *listed; /* the broker's last list on the watch (MCP_WATCH_ID), to see it change */
 	long long next_bid;
 	struct pending p[MCP_IN_FLIGHT];
 };
@@ -84,6 +86,8 @@ static void emit_error(const json_t *id, int code, const char *fmt, const char *
 	emit(jsonrpc_error(id, code, text));
 }
 
+static void fail_all(struct mcp *s, const char *why) __attribute__((noreturn));
+
 static int buf_reserve(struct buf *b, size_t more)
 {
 	size_t cap = b->cap ? b->cap : 65536;
@@ -110,7 +114,7 @@ static void buf_consume(struct buf *b, size_t n)
 static json_t *initialize_result(const char *version)
 {
 	return json_pack("{ss s{s{sb}} s{ssss} ss}", "protocolVersion", version, "capabilities",
-			 "tools", "listChanged", 0, "serverInfo", "name", "agentd", "version",
+			 "tools", "listChanged", 1, "serverInfo", "name", "agentd", "version",
 			 AGENTD_VERSION, "instructions",
 			 "The tools of this agent, granted by its agentd policy. Each call runs "
 			 "outside the agent, under policy, and is audited.");
@@ -175,6 +179,41 @@ static void on_cancelled(struct mcp *s, const json_t *params)
 		}
 }
 
+/* Asks the broker for the agent's tools again after every policy reload. */
+static int watch(struct mcp *s)
+{
+	struct broker_request req = { .id = MCP_WATCH_ID, .args = json_pack("{sb}", "watch", 1) };
+	char *frame = NULL;
+	size_t flen;
+	json_t *doc;
+	int err;
+
+	snprintf(req.tool, sizeof(req.tool), "%s", TOOLS_LIST_NAME);
+	doc = req.args ? broker_request_json(&req) : NULL;
+	json_decref(req.args);
+	err = doc ? broker_frame_encode(doc, BROKER_REQUEST_MAX, &frame, &flen) : -ENOMEM;
+	json_decref(doc);
+	if (!err)
+		err = write_all(s->fd, frame, flen);
+	free(frame);
+	return err;
+}
+
+/* The watch's reply: the first is the list as the session starts; a different one after a
+ * reload is MCP's list_changed. */
+static void on_watch(struct mcp *s, const struct broker_reply *r)
+{
+	if (!r->ok) {
+		fprintf(stderr, "agent-tool mcp: the broker refused to watch the tools: %s: %s\n",
+			r->error.code, r->error.message);
+		return;
+	}
+	if (s->listed && strcmp(s->listed, r->out))
+		emit(jsonrpc_notification("notifications/tools/list_changed", NULL));
+	free(s->listed);
+	s->listed = strdup(r->out);
+}
+
 static void on_initialize(struct mcp *s, const struct jsonrpc_msg *m)
 {
 	const char *version;
@@ -185,8 +224,10 @@ static void on_initialize(struct mcp *s, const struct jsonrpc_msg *m)
 		emit_error(m->id, JSONRPC_INVALID_PARAMS, "%s%s", why, "");
 		return;
 	}
-	s->initialized = true;
 	emit(jsonrpc_result(m->id, initialize_result(version)));
+	if (!s->initialized && watch(s))
+		fail_all(s, "the broker socket: sending the watch request failed");
+	s->initialized = true;
 }
 
 static void on_call(struct mcp *s, const struct jsonrpc_msg *m)
@@ -401,6 +442,11 @@ static void on_reply(struct mcp *s, const char *payload, size_t len)
 	if (broker_reply_parse(payload, len, &r)) {
 		snprintf(why, sizeof(why), "the broker: a malformed reply: %s", r.error.message);
 		fail_all(s, why);
+	}
+	if (r.id == MCP_WATCH_ID) {
+		on_watch(s, &r);
+		broker_reply_free(&r);
+		return;
 	}
 	for (i = 0; i < MCP_IN_FLIGHT; i++)
 		if (s->p[i].used && s->p[i].bid == r.id)

@@ -66,6 +66,8 @@ struct bconn {
 	pid_t pid;
 	uid_t uid;
 	char comm[AUDIT_COMM_MAX];
+	long long watch_id; /* agentd.tools with watch: the id its list is sent again with; -1 */
+	bool watching;
 };
 
 /* An agent's socket, its worker and the connections the worker holds for it. */
@@ -762,18 +764,26 @@ out:
 	return text;
 }
 
-/* TOOLS_LIST_NAME: answered by agentd from the agent's policy, audited as a call. */
+/*
+ * TOOLS_LIST_NAME: answered by agentd from the agent's policy, audited as a call. With "watch":
+ * true the connection gets the list again, under the same id, after each policy reload.
+ */
 static void list_tools(struct bagent *ba, struct bconn *c, const struct broker_request *req,
 		       __u64 args_len, const unsigned char *args_sha)
 {
+	json_t *watch = json_object_get(req->args, "watch");
 	struct broker_output none = { "", 0 }, out;
 	char *text = NULL;
 	struct caller who;
 
-	if (json_object_size(req->args)) {
+	if (json_object_size(req->args) > (watch ? 1 : 0) || (watch && !json_is_boolean(watch))) {
 		refuse(ba, c, req->id, req->tool, args_len, args_sha, BROKER_E_ARGS,
-		       "takes no arguments");
+		       "takes only \"watch\", a boolean");
 		return;
+	}
+	if (json_is_true(watch)) {
+		c->watching = true;
+		c->watch_id = req->id;
 	}
 	text = granted_json(ba->a);
 	if (!text) {
@@ -1499,6 +1509,32 @@ fail:
 	rmdir(ba->dir);
 	free(ba);
 	return err;
+}
+
+/* The agent's policy changed: connections that watch its tools get the new list. */
+void broker_agent_reloaded(struct daemon *d, struct agent *a)
+{
+	struct broker_output none = { "", 0 }, out;
+	struct bagent *ba = a->broker;
+	char *text;
+	size_t i;
+
+	(void)d;
+	for (i = 0; ba && i < BROKER_CONNS_MAX; i++) {
+		if (!ba->conns[i].used || !ba->conns[i].watching)
+			continue;
+		text = granted_json(a);
+		if (!text) {
+			log_err("broker: agent %s: the list of tools after a reload: out of "
+				"memory\n",
+				a->st.name);
+			return;
+		}
+		out = (struct broker_output){ text, strlen(text) };
+		reply(ba, ba->conns[i].id,
+		      broker_reply_ok(ba->conns[i].watch_id, 0, out, none, false, 0));
+		free(text);
+	}
 }
 
 void broker_agent_down(struct daemon *d, struct agent *a)
