@@ -160,6 +160,25 @@ static void stop_and_read_audit(struct mcp_env *e, char *buf, size_t bufsz)
 	buf[n] = '\0';
 }
 
+/* Every record matches docs/audit.schema.json (selftests/audit/validate_schema.py). */
+static void expect_schema_valid(struct mcp_env *e)
+{
+	char script[PATH_MAX + 64];
+	int status;
+	pid_t pid;
+
+	snprintf(script, sizeof(script), "%s/selftests/audit/validate_schema.py", e->top);
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		execl("/usr/bin/python3", "python3", script, e->d.audit, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_OK(waitpid(pid, &status, 0));
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		FAIL("the audit log does not match docs/audit.schema.json");
+}
+
 /* Whether a line of log holds every needle. */
 static bool audit_has(const char *log, const char *const needles[])
 {
@@ -202,6 +221,7 @@ TEST(mcp_sdk_client_lists_and_calls_the_granted_tools)
 					    "redacted=1", NULL });
 	if (strstr(log, SECRET) || strstr(log, "hello world"))
 		FAIL("a secret or an argument value is in the audit log");
+	expect_schema_valid(e);
 }
 
 TEST(mcp_payload_cannot_name_the_caller)

@@ -23,7 +23,8 @@ TEST(jsonrpc_requests_parsed)
 {
 	static const char req[] = "{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"tools/call\", "
 				  "\"params\": {\"name\": \"x\"}}";
-	static const char note[] = "{\"jsonrpc\": \"2.0\", \"method\": \"notifications/initialized\"}";
+	static const char note[] =
+		"{\"jsonrpc\": \"2.0\", \"method\": \"notifications/initialized\"}";
 	static const char resp[] = "{\"jsonrpc\": \"2.0\", \"id\": \"s\", \"result\": {}}";
 	struct jsonrpc_msg m;
 	char why[256];
@@ -49,15 +50,15 @@ TEST(jsonrpc_errors)
 	refused("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"p\\u0000\"}", JSONRPC_PARSE_ERROR,
 		"not JSON", false);
 	refused("\"\xff\"", JSONRPC_PARSE_ERROR, "not JSON", false);
-	refused("[{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}]", JSONRPC_INVALID_REQUEST,
-		"a batch", false);
+	refused("[{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}]",
+		JSONRPC_INVALID_REQUEST, "a batch", false);
 	refused("3", JSONRPC_INVALID_REQUEST, "not a JSON object", false);
 	refused("{\"jsonrpc\": \"1.0\", \"id\": 1, \"method\": \"ping\"}", JSONRPC_INVALID_REQUEST,
 		"\"jsonrpc\": expected \"2.0\"", true);
-	refused("{\"jsonrpc\": \"2.0\", \"id\": null, \"method\": \"ping\"}", JSONRPC_INVALID_REQUEST,
-		"\"id\": expected a string or an integer", false);
-	refused("{\"jsonrpc\": \"2.0\", \"id\": 1.5, \"method\": \"ping\"}", JSONRPC_INVALID_REQUEST,
-		"\"id\"", false);
+	refused("{\"jsonrpc\": \"2.0\", \"id\": null, \"method\": \"ping\"}",
+		JSONRPC_INVALID_REQUEST, "\"id\": expected a string or an integer", false);
+	refused("{\"jsonrpc\": \"2.0\", \"id\": 1.5, \"method\": \"ping\"}",
+		JSONRPC_INVALID_REQUEST, "\"id\"", false);
 	refused("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"\"}", JSONRPC_INVALID_REQUEST,
 		"\"method\": expected a non-empty string", true);
 	refused("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\", \"params\": []}",
@@ -101,8 +102,9 @@ TEST(mcp_call_params_checked)
 	ASSERT_EQ(call_params("{\"name\": \"noop\", \"agent\": \"b\"}", tool, &args, why),
 		  JSONRPC_INVALID_PARAMS);
 	ASSERT(strstr(why, "unknown key \"agent\""));
-	ASSERT_EQ(call_params("{\"name\": \"noop\", \"arguments\": {\"n\": 1.5}}", tool, &args, why),
-		  JSONRPC_INVALID_PARAMS);
+	ASSERT_EQ(
+		call_params("{\"name\": \"noop\", \"arguments\": {\"n\": 1.5}}", tool, &args, why),
+		JSONRPC_INVALID_PARAMS);
 	ASSERT(strstr(why, "\"n\": expected a string, an integer or a boolean"));
 	ASSERT_EQ(call_params("{\"name\": \"noop\", \"arguments\": {\"o\": {}}}", tool, &args, why),
 		  JSONRPC_INVALID_PARAMS);
@@ -135,9 +137,11 @@ TEST(mcp_initialize_negotiates)
 TEST(tools_input_schema_and_description)
 {
 	static const char json[] =
-		"{\"tools\": [{\"name\": \"e\", \"effect\": \"observe\", \"description\": \"Echo.\","
+		"{\"tools\": [{\"name\": \"e\", \"effect\": \"observe\", \"description\": "
+		"\"Echo.\","
 		" \"exec\": [\"/bin/echo\", \"{msg}\", \"{n}\", \"{all}\"],"
-		" \"args\": {\"msg\": {\"type\": \"string\", \"max_length\": 8, \"pattern\": \"^a\","
+		" \"args\": {\"msg\": {\"type\": \"string\", \"max_length\": 8, \"pattern\": "
+		"\"^a\","
 		" \"enum\": [\"ab\", \"ac\"]}, \"n\": {\"type\": \"integer\"}, \"all\": {\"type\": "
 		"\"boolean\"}}}]}";
 	static const char want[] =
