@@ -251,6 +251,8 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
 	$(Q)echo "== host: the tool broker's round trip (selftests/bench/bench_broker.c)"
 	$(Q)$(OUT)/selftests/bench_broker 100000
+	$(Q)echo "== host: a tools/call through agent-tool mcp against the socket directly (docs/MCP.md)"
+	$(Q)$(OUT)/selftests/bench_broker 20000 mcp
 	$(Q)echo "== host: the egress proxy against direct connections (selftests/bench/bench_proxy.c)"
 	$(Q)$(OUT)/selftests/bench_proxy 4000 1024
 	$(Q)echo "== VM: open+close, stat, exec and connect under the policy (selftests/bench/bench_open.c), and lsm/ against"
