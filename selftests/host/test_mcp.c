@@ -249,3 +249,18 @@ TEST(mcp_policy_reload_notifies_list_changed)
 	expect_client_ok(
 		e, (const char *[]){ "reload", "t-b", "noop", policy, next, "echo,noop", NULL });
 }
+
+TEST(mcp_another_agents_socket_is_refused)
+{
+	static char log[1 << 20];
+	struct mcp_env *e = setup();
+	char sock[PATH_MAX + 32];
+
+	snprintf(sock, sizeof(sock), "%s/agents/t-a/tool.sock", e->d.dir);
+	expect_client_ok(e, (const char *[]){ "cross", "t-b", sock, NULL });
+	stop_and_read_audit(e, log, sizeof(log));
+	expect_audit(log, (const char *[]){ "\"op\":\"tool-refused\"", "\"agent_name\":\"t-a\"",
+					    "outcome=identity", NULL });
+	if (audit_has(log, (const char *[]){ "\"op\":\"tool-call\"", NULL }))
+		FAIL("a tool was called");
+}

@@ -3,6 +3,7 @@
 // package.json) that launches `agent-tool mcp` inside an agent, as a model runner would:
 //   node client.mjs granted|identity|raw AGENT [TOOLS]
 //   node client.mjs reload AGENT TOOLS POLICY NEW_POLICY NEW_TOOLS
+//   node client.mjs cross AGENT SOCKET (another agent's socket)
 // with MCP_AGENTCTL and MCP_AGENT_TOOL naming the programs (AGENTD_CONTROL for agentctl).
 // Prints "ok CHECK" or "not ok CHECK: why" per check; exits 1 when one failed.
 import { execFileSync, spawn } from 'node:child_process';
@@ -174,7 +175,28 @@ async function reload() {
 	await client.close();
 }
 
-const modes = { granted, identity, raw, reload };
+// agent-tool mcp in one agent, pointed at another agent's socket: the broker refuses the
+// connection (identity) before reading anything; the server answers nothing from it and exits 1.
+async function cross() {
+	const socket = toolList;
+	const p = spawn(agentctl, ['run', agent, '--', 'env', `AGENTD_TOOL_SOCKET=${socket}`, agentTool, 'mcp'],
+			{ stdio: ['pipe', 'pipe', 'pipe'] });
+	let out = '', err = '';
+	p.stdout.on('data', (d) => { out += d; });
+	p.stderr.on('data', (d) => { err += d; });
+	p.stdin.on('error', () => {}); // the server may be gone before it reads
+	p.stdin.write('{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}}\n');
+	p.stdin.write('{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}\n');
+	p.stdin.write('{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "noop"}}\n');
+	const code = await new Promise((resolve) => p.on('close', resolve));
+	const answers = out.split('\n').filter((l) => l).map((l) => JSON.parse(l));
+	check('cross: the server exits 1', code === 1, `exit ${code}`);
+	check('cross: the broker said identity', /identity/.test(err), err);
+	check('cross: no tool listed or called',
+	      answers.every((m) => m.id === 1 || m.error), JSON.stringify(answers));
+}
+
+const modes = { granted, identity, raw, reload, cross };
 try {
 	await modes[mode]();
 } catch (e) {
