@@ -150,6 +150,11 @@ async function raw() {
 	check('raw: an unknown method', m.error?.code === -32601, err(m));
 	m = await ask('{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "noop", "agent": "t-b"}}');
 	check('raw: an unknown params key', m.error?.code === -32602, err(m));
+	m = await ask('{"jsonrpc": "2.0", "id": 12, "method": "ping", "params": {"pad": "' + 'x'.repeat(5 << 20) + '"}}');
+	check('raw: a message over 4 MiB is dropped', m.error?.code === -32600 && m.id === null &&
+	      /more than 4194304 bytes/.test(m.error.message), err(m));
+	m = await ask('{"jsonrpc": "2.0", "id": 13, "method": "ping"}');
+	check('raw: the line after it is read', m.id === 13 && m.result !== undefined, JSON.stringify(m));
 	m = await ask('{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "noop"}}');
 	check('raw: still alive after the errors', m.result?.isError === false, JSON.stringify(m));
 	p.stdin.end();

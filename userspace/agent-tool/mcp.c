@@ -316,7 +316,7 @@ static void on_line(struct mcp *s, const char *line, size_t len)
 /* Reads what stdin has; returns 0, or 1 at end of input. */
 static int read_client(struct mcp *s)
 {
-	char *nl;
+	char *nl, *line;
 	ssize_t n;
 
 	if (buf_reserve(&s->in, 65536))
@@ -327,12 +327,13 @@ static int read_client(struct mcp *s)
 	if (n == 0)
 		return 1;
 	s->in.len += n;
-	while ((nl = memchr(s->in.data, '\n', s->in.len))) {
+	for (line = s->in.data; (nl = memchr(line, '\n', s->in.data + s->in.len - line));
+	     line = nl + 1) {
 		if (!s->skipping)
-			on_line(s, s->in.data, nl - s->in.data);
+			on_line(s, line, nl - line);
 		s->skipping = false;
-		buf_consume(&s->in, nl + 1 - s->in.data);
 	}
+	buf_consume(&s->in, line - s->in.data);
 	if (s->in.len > JSONRPC_LINE_MAX) {
 		if (!s->skipping)
 			emit_error(NULL, JSONRPC_INVALID_REQUEST,
