@@ -775,6 +775,7 @@ static void list_tools(struct bagent *ba, struct bconn *c, const struct broker_r
 	struct broker_output none = { "", 0 }, out;
 	char *text = NULL;
 	struct caller who;
+	__u64 t0 = now_ns();
 
 	if (json_object_size(req->args) > (watch ? 1 : 0) || (watch && !json_is_boolean(watch))) {
 		refuse(ba, c, req->id, req->tool, args_len, args_sha, BROKER_E_ARGS,
@@ -796,7 +797,10 @@ static void list_tools(struct bagent *ba, struct bconn *c, const struct broker_r
 	ba->calls++;
 	reply(ba, c->id, broker_reply_ok(req->id, 0, out, none, false, 0));
 	audit_call(ba->b, &who, req->tool, true, args_len, args_sha, text, out.len,
-		   "outcome=ok exit=0 builtin=list");
+		   "outcome=ok exit=0 duration_us=%llu builtin=list",
+		   (unsigned long long)(now_ns() - t0) / 1000);
+	/* One reserved name: its own row, as a registry tool's. */
+	count_call(ba->b, req->tool, true, "ok", (now_ns() - t0) / 1e9);
 	free(text);
 }
 
