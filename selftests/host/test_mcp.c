@@ -28,6 +28,9 @@ static const char tools_json[] =
 	"           \"n\": {\"type\": \"integer\"}}},\n"
 	" {\"name\": \"env\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
 	"\"echo token=$TOKEN; echo mode=quiet >&2; exit 3\"], \"secrets\": [\"TOKEN\"]},\n"
+	" {\"name\": \"hold\", \"effect\": \"observe\", \"exec\": [\"/bin/sh\", \"-c\", "
+	"\"read x < \\\"$0\\\"\", \"{fifo}\"],\n"
+	"  \"args\": {\"fifo\": {\"type\": \"string\", \"pattern\": \"^/\"}}},\n"
 	" {\"name\": \"deploy\", \"effect\": \"actuate\", \"exec\": [\"/bin/true\"]}\n"
 	"]}\n";
 
@@ -92,7 +95,7 @@ static struct mcp_env *setup(void)
 	snprintf(path, sizeof(path), "%s/secrets/TOKEN", e.d.state);
 	test_write(path, SECRET "\n", 0600);
 	test_daemon_start(&e.d, "--allow-partial", NULL);
-	add_agent(&e, "t-a", "\"noop\", \"echo\", \"env\"");
+	add_agent(&e, "t-a", "\"noop\", \"echo\", \"env\", \"hold\"");
 	add_agent(&e, "t-b", "\"noop\"");
 	return &e;
 }
@@ -206,7 +209,7 @@ TEST(mcp_sdk_client_lists_and_calls_the_granted_tools)
 	static char log[1 << 20];
 	struct mcp_env *e = setup();
 
-	expect_client_ok(e, (const char *[]){ "granted", "t-a", "echo,env,noop", NULL });
+	expect_client_ok(e, (const char *[]){ "granted", "t-a", "echo,env,hold,noop", NULL });
 	expect_client_ok(e, (const char *[]){ "raw", "t-a", "", NULL });
 	stop_and_read_audit(e, log, sizeof(log));
 	expect_audit(log, (const char *[]){ "\"op\":\"tool-call\"", "\"agent_name\":\"t-a\"",
@@ -263,4 +266,17 @@ TEST(mcp_another_agents_socket_is_refused)
 					    "outcome=identity", NULL });
 	if (audit_has(log, (const char *[]){ "\"op\":\"tool-call\"", NULL }))
 		FAIL("a tool was called");
+}
+
+TEST(mcp_cancelled_call_runs_but_is_not_answered)
+{
+	static char log[1 << 20];
+	struct mcp_env *e = setup();
+	char fifo[PATH_MAX + 16];
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", e->d.dir);
+	expect_client_ok(e, (const char *[]){ "cancel", "t-a", fifo, NULL });
+	stop_and_read_audit(e, log, sizeof(log));
+	expect_audit(log, (const char *[]){ "\"op\":\"tool-call\"", "\"agent_name\":\"t-a\"",
+					    "\"name\":\"hold\"", "outcome=ok exit=0", NULL });
 }

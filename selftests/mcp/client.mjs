@@ -4,10 +4,11 @@
 //   node client.mjs granted|identity|raw AGENT [TOOLS]
 //   node client.mjs reload AGENT TOOLS POLICY NEW_POLICY NEW_TOOLS
 //   node client.mjs cross AGENT SOCKET (another agent's socket)
+//   node client.mjs cancel AGENT FIFO
 // with MCP_AGENTCTL and MCP_AGENT_TOOL naming the programs (AGENTD_CONTROL for agentctl).
 // Prints "ok CHECK" or "not ok CHECK: why" per check; exits 1 when one failed.
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -201,7 +202,46 @@ async function cross() {
 	      answers.every((m) => m.id === 1 || m.error), JSON.stringify(answers));
 }
 
-const modes = { granted, identity, raw, reload, cross };
+// A lines reader over a child's stdout: next() is the next line (null at its end).
+function lineReader(stream) {
+	const it = createInterface({ input: stream })[Symbol.asyncIterator]();
+	return async () => (await it.next()).value ?? null;
+}
+
+// notifications/cancelled: the broker call runs to its end (and is audited) but its reply is
+// not sent. Ordered without timing: the tool's audit record comes after agentd wrote its reply,
+// so a noop sent after the record is answered after the cancelled reply was read (and dropped).
+async function cancel() {
+	const fifo = toolList;
+	execFileSync('mkfifo', ['-m', '0666', fifo]);
+	const audit = spawn(agentctl, ['audit', 'follow', '--agent', agent], { stdio: ['ignore', 'pipe', 'inherit'] });
+	const auditLine = lineReader(audit.stdout);
+	const p = spawn(server.command, server.args, { stdio: ['pipe', 'pipe', 'inherit'] });
+	const next = lineReader(p.stdout);
+	const send = (o) => p.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...o }) + '\n');
+	send({ id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'c', version: '0' } } });
+	let m = JSON.parse(await next());
+	send({ id: 20, method: 'tools/call', params: { name: 'hold', arguments: { fifo } } });
+	send({ method: 'notifications/cancelled', params: { requestId: 20, reason: 'test' } });
+	send({ id: 21, method: 'ping' });
+	m = JSON.parse(await next());
+	check('cancel: the server goes on', m.id === 21, JSON.stringify(m));
+	writeFileSync(fifo, 'go\n'); // the held tool ends
+	for (let l; (l = await auditLine()) !== null;)
+		if (l.includes('"name":"hold"'))
+			break;
+	audit.kill();
+	send({ id: 22, method: 'tools/call', params: { name: 'noop' } });
+	m = JSON.parse(await next());
+	check('cancel: no reply to the cancelled call', m.id === 22, JSON.stringify(m));
+	p.stdin.end();
+	const rest = [];
+	for (let l; (l = await next()) !== null;)
+		rest.push(l);
+	check('cancel: nothing after', rest.length === 0, rest.join('\n'));
+}
+
+const modes = { granted, identity, raw, reload, cross, cancel };
 try {
 	await modes[mode]();
 } catch (e) {
