@@ -515,11 +515,19 @@ static void rm_tree(void *dir)
 	free(dir);
 }
 
+/* Not under /tmp or /var/tmp: an agent started by agentctl run has private ones, and tests put
+ * there what it must reach (or be refused by a rule, not by a path it cannot see). */
+#define TEST_TMP_BASE "/var/lib/agentd-test"
+
 void test_tmpdir(char *path, size_t pathsz, const char *name)
 {
 	static int serial;
 
-	snprintf(path, pathsz, "/tmp/agentd-%s-%d-%d", name, getpid(), serial++);
+	if (mkdir("/var/lib", 0755) && errno != EEXIST)
+		FAIL("mkdir /var/lib: %s", strerror(errno));
+	if (mkdir(TEST_TMP_BASE, 0755) && errno != EEXIST)
+		FAIL("mkdir %s: %s", TEST_TMP_BASE, strerror(errno));
+	snprintf(path, pathsz, TEST_TMP_BASE "/%s-%d-%d", name, getpid(), serial++);
 	if (mkdir(path, 0700))
 		FAIL("mkdir %s: %s", path, strerror(errno));
 	test_defer(rm_tree, strdup(path));

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tier: agents started by agentctl run as a user would start them, through agentd with
+ * --allow-partial (Landlock, seccomp and cgroup-BPF: this host refuses BPF LSM). Their private
+ * /tmp and home, checked from inside; then whole sessions under the shipped profiles, each
+ * followed in the same agent by the attacks its profile must still refuse.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "harness.h"
+#include "kernel/probe.h"
+#include "testlib.h"
+
+static void path_in(char *out, size_t outsz, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(out, outsz, "%s/%s", dir, name) >= outsz)
+		FAIL("path too long: %s/%s", dir, name);
+}
+
+/* agentd with --allow-partial on a host without BPF LSM (the VM tier runs the rest). */
+static void start_daemon(struct test_daemon *d, const char *name)
+{
+	struct probe p;
+
+	probe_kernel(&p);
+	if (probe_bpf_lsm_ok(&p))
+		SKIP("BPF LSM works here: the VM tier runs agents with it");
+	test_daemon_init(d, name);
+	test_daemon_start(d, "--allow-partial", NULL);
+}
+
+/* Reads fd to its end into out (FAILs when out is too small); closes it. */
+static void read_all(int fd, char *out, size_t outsz)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t len = 0;
+	ssize_t n;
+
+	while (len + 1 < outsz && poll(&pfd, 1, 300000) > 0) {
+		n = read(fd, out + len, outsz - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	out[len] = '\0';
+	close(fd);
+	if (len + 1 == outsz)
+		FAIL("more than %zu bytes of output: %s", outsz - 1, out);
+}
+
+/* agentctl run NAME [--user user] [--cwd cwd] -- argv..., standard input /dev/null, output and
+ * errors into out; returns its exit status. */
+static int agent_exec(const char *name, const char *user, const char *cwd, char *const cmd[],
+		      char *out, size_t outsz)
+{
+	char bin[PATH_MAX], *argv[32] = { "agentctl", "run", (char *)name };
+	int pipefd[2], status, fd, n = 3, i;
+	pid_t pid;
+
+	if (user) {
+		argv[n++] = "--user";
+		argv[n++] = (char *)user;
+	}
+	if (cwd) {
+		argv[n++] = "--cwd";
+		argv[n++] = (char *)cwd;
+	}
+	argv[n++] = "--";
+	for (i = 0; cmd[i] && n < 31; i++)
+		argv[n++] = cmd[i];
+	snprintf(bin, sizeof(bin), "%s/agentctl", test_bin_dir());
+	ASSERT_OK(pipe(pipefd));
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd < 0 || dup2(fd, 0) < 0 || dup2(pipefd[1], 1) < 0 || dup2(pipefd[1], 2) < 0)
+			_exit(99);
+		close(pipefd[0]);
+		execv(bin, argv);
+		_exit(98);
+	}
+	close(pipefd[1]);
+	read_all(pipefd[0], out, outsz);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The line "key value" the agent printed: FAILs when it printed none, or another value. */
+static void expect(const char *out, const char *key, const char *want)
+{
+	size_t k = strlen(key), w = strlen(want);
+	const char *l;
+
+	for (l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, key, k) && l[k] == ' ') {
+			if (strncmp(l + k + 1, want, w) || (l[k + 1 + w] != '\n' && l[k + 1 + w]))
+				FAIL("%s: expected \"%s\" in:\n%s", key, want, out);
+			return;
+		}
+	FAIL("the agent said nothing of %s:\n%s", key, out);
+}
+
+static const char tmp_policy[] =
+	"{\"name\": \"pt\", \"extends\": [\"%s/../policies/base/linux-userland.json\"],\n"
+	" \"files\": [{\"path\": \"${tmp}\", \"rights\": [\"read\", \"write\", \"create\",\n"
+	"             \"remove\", \"truncate\"]},\n"
+	"            {\"path\": \"/usr/bin\", \"rights\": [\"read\"]},\n"
+	"            {\"path\": \"%s\", \"rights\": [\"read\"]}],\n"
+	" \"exec\": {\"allow\": [\"/usr/bin/python3\"]}}\n";
+
+/* Writes a file in /tmp, /var/tmp and its home, says who owns the home, reads the file the policy
+ * names under the host's /tmp, and tries to take the mount away (umount2, lazily too) and to mount
+ * over it. */
+static const char tmp_probe[] =
+	"import ctypes, errno, os, sys\n"
+	"print('home', os.environ.get('HOME')); print('tmpdir', os.environ.get('TMPDIR'))\n"
+	"open('/tmp/' + sys.argv[1], 'w').write('x')\n"
+	"print('var_tmp', os.path.exists('/var/tmp/' + sys.argv[1]))\n"
+	"open(os.environ['HOME'] + '/' + sys.argv[1], 'w').write('y')\n"
+	"print('home_uid', os.stat(os.environ['HOME']).st_uid)\n"
+	"print('named', open(sys.argv[2] + '/named').read())\n"
+	"libc = ctypes.CDLL(None, use_errno=True)\n"
+	"def err(r): return errno.errorcode[ctypes.get_errno()] if r else 'ok'\n"
+	"print('umount', err(libc.umount2(b'/tmp', 0)))\n"
+	"print('umount_detach', err(libc.umount2(b'/tmp', 2)))\n"
+	"print('mount', err(libc.mount(b'/usr', b'/tmp', None, 4096, None)))\n";
+
+/* agentctl run gives the agent a /tmp (and /var/tmp) and a home of its own, under agentd's state,
+ * which it cannot unmount, owned by the user it runs as; agent rm removes them. What its policy
+ * names under the host's /tmp is carried into its own at the same path. */
+TEST(run_private_tmp_and_home)
+{
+	char policy[PATH_MAX], text[2 * PATH_MAX + 1024], mark[64], host[PATH_MAX], priv[PATH_MAX],
+		file[PATH_MAX], out[8192], uid[16], named[PATH_MAX];
+	char *cmd[] = { "/usr/bin/python3", "-c", (char *)tmp_probe, mark, named, NULL };
+	struct test_daemon d;
+	struct passwd *nobody = getpwnam("nobody");
+
+	if (!nobody)
+		SKIP("needs the user nobody");
+	start_daemon(&d, "tmp");
+	test_dir(named, sizeof(named)); /* under the host's /tmp */
+	ASSERT_OK(chmod(named, 0755));
+	path_in(file, sizeof(file), named, "named");
+	test_write(file, "carried", 0644);
+	snprintf(text, sizeof(text), tmp_policy, test_bin_dir(), named);
+	path_in(policy, sizeof(policy), d.dir, "policy.json");
+	test_write(policy, text, 0644);
+	test_daemon_add(&d, "pt", policy, NULL, 0);
+	snprintf(mark, sizeof(mark), "agentd-private-%d", getpid());
+	path_in(host, sizeof(host), "/tmp", mark);
+	test_unlink_at_end(host);
+
+	ASSERT_EQ(agent_exec("pt", NULL, NULL, cmd, out, sizeof(out)), 0);
+	expect(out, "home", "/tmp/home");
+	expect(out, "tmpdir", "/tmp");
+	expect(out, "var_tmp", "True");
+	expect(out, "home_uid", "0");
+	expect(out, "named", "carried");
+	expect(out, "umount", "EPERM");
+	expect(out, "umount_detach", "EPERM");
+	expect(out, "mount", "EPERM");
+	/* Not in the host's /tmp: in the agent's directory under agentd's state. */
+	ASSERT_EQ(access(host, F_OK) ? errno : 0, ENOENT);
+	path_in(priv, sizeof(priv), d.state, "private/pt");
+	path_in(file, sizeof(file), priv, "tmp");
+	path_in(file, sizeof(file), strdupa(file), mark);
+	ASSERT_OK(access(file, F_OK));
+
+	/* Another user: the home is given to it. */
+	strcat(mark, "-nobody");
+	ASSERT_EQ(agent_exec("pt", "nobody", NULL, cmd, out, sizeof(out)), 0);
+	snprintf(uid, sizeof(uid), "%u", nobody->pw_uid);
+	expect(out, "home_uid", uid);
+	expect(out, "umount", "EPERM");
+
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "pt", NULL), 0);
+	ASSERT_EQ(access(priv, F_OK) ? errno : 0, ENOENT);
+}
