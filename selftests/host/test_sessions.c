@@ -187,3 +187,137 @@ TEST(run_private_tmp_and_home)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "pt", NULL), 0);
 	ASSERT_EQ(access(priv, F_OK) ? errno : 0, ENOENT);
 }
+
+/* A coding agent's day: a git repository with a C project and a Python package, built, tested,
+ * a virtual environment with a wheel installed offline, committed. set -e: any step failing
+ * fails the session, and the last line says which. */
+static const char coding_session[] =
+	"set -e\n"
+	"export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INDEX=1\n"
+	"git init -q -b main .\n"
+	"git config user.email agent@example.invalid\n"
+	"git config user.name agent\n"
+	"mkdir -p src hello tests\n"
+	"printf 'int add(int a, int b) { return a + b; }\\n' > src/add.c\n"
+	"printf '#include <stdio.h>\\nint add(int, int);\\n"
+	"int main(void) { return add(2, 2) == 4 ? puts(\"ok\"), 0 : 1; }\\n' > src/test_add.c\n"
+	"printf 'all: test_add\\ntest_add: src/add.c src/test_add.c\\n"
+	"\\t$(CC) -O2 -o $@ src/add.c src/test_add.c\\ntest: test_add\\n\\t./test_add\\n"
+	".PHONY: all test\\n' > Makefile\n"
+	"make -s\n"
+	"make -s test\n"
+	"printf 'def greet(n):\\n    return \"hello \" + n\\n' > hello/__init__.py\n"
+	"printf 'from setuptools import setup\\nsetup(name=\"hello\", version=\"0.1\", "
+	"packages=[\"hello\"])\\n' > setup.py\n"
+	"printf 'import unittest, hello\\nclass T(unittest.TestCase):\\n"
+	"    def test_greet(self):\\n        self.assertEqual(hello.greet(\"x\"), \"hello x\")\\n'"
+	" > tests/test_hello.py\n"
+	"python3 -m pip wheel -q --no-deps --no-build-isolation -w dist .\n"
+	"python3 -m venv .venv\n"
+	".venv/bin/pip install -q dist/hello-0.1-py3-none-any.whl\n"
+	"cd tests && ../.venv/bin/python -m unittest -q test_hello && cd ..\n"
+	"printf '.venv/\\nbuild/\\ndist/\\n*.egg-info/\\ntest_add\\n' > .gitignore\n"
+	"git add -A\n"
+	"git commit -q -m 'add, greet, their tests'\n"
+	"echo session $(git rev-list --count HEAD) $(git status --porcelain | wc -l)\n";
+
+/* The attacks, from the same agent after its session: each prints "name ok" or "name ERRNO".
+ * argv: the operator's ssh key, another agent's file, a file and a program outside the
+ * workspace. The metadata address over UDP: connect() sends nothing, even if it were allowed. */
+static const char coding_attacks[] =
+	"import errno, os, shutil, socket, subprocess, sys\n"
+	"def t(name, f):\n"
+	"    try: f(); print(name, 'ok')\n"
+	"    except OSError as e: print(name, errno.errorcode[e.errno])\n"
+	"t('shadow', lambda: open('/etc/shadow').read())\n"
+	"t('ssh', lambda: open(sys.argv[1]).read())\n"
+	"t('other_ws', lambda: open(sys.argv[2]).read())\n"
+	"t('metadata', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+	".connect(('169.254.169.254', 80)))\n"
+	"t('exec_outside', lambda: subprocess.run([sys.argv[4]]))\n"
+	"shutil.copy('/usr/bin/true', '/tmp/true'); os.chmod('/tmp/true', 0o755)\n"
+	"t('exec_tmp', lambda: subprocess.run(['/tmp/true']))\n"
+	"t('exec_unlisted', lambda: subprocess.run(['/usr/bin/perl', '-e', '1']))\n"
+	"t('write_outside', lambda: open(sys.argv[3], 'w'))\n"
+	"t('write_etc', lambda: open('/etc/agentd-session', 'w'))\n"
+	"t('exec_built', lambda: subprocess.run(['./test_add'], check=True, stdout=-3))\n"
+	"t('read_ws', lambda: open('Makefile').read())\n";
+
+static void add_with_workspace(const char *name, const char *profile, const char *ws)
+{
+	char policy[PATH_MAX], tools[PATH_MAX], var[PATH_MAX + 16], out[4096];
+
+	snprintf(policy, sizeof(policy), "%s/../policies/%s", test_bin_dir(), profile);
+	snprintf(tools, sizeof(tools), "%s/../policies/tools.json", test_bin_dir());
+	snprintf(var, sizeof(var), "workspace=%s", ws);
+	if (agentctl_run(out, sizeof(out), "agent", "add", name, "--policy", policy, "--tools",
+			 tools, "--var", var, NULL))
+		FAIL("agent add %s: %s", name, out);
+}
+
+/* A directory of the test's, mode 0755 (agents do not run as its owner in every test). */
+static void dir_in(char *out, size_t outsz, const char *dir, const char *name)
+{
+	path_in(out, outsz, dir, name);
+	ASSERT_OK(mkdir(out, 0755));
+}
+
+/* policies/coding-agent.json carries a coding session (make, cc, git, venv, pip, the project's
+ * own tests), and in the same agent the attacks fail: secrets, another workspace, the metadata
+ * address, programs outside the workspace and the list, writes outside the workspace. */
+TEST(session_coding)
+{
+	char ws[PATH_MAX], other[PATH_MAX], ssh[PATH_MAX], key[PATH_MAX], secret[PATH_MAX],
+		outside[PATH_MAX], prog[PATH_MAX], out[65536];
+	char *session[] = { "/bin/sh", "-c", (char *)coding_session, NULL };
+	char *attacks[] = {
+		"/usr/bin/python3", "-c", (char *)coding_attacks, key, secret, outside, prog, NULL
+	};
+	struct test_daemon d;
+	int status;
+
+	if (access("/usr/bin/make", X_OK) || access("/usr/bin/cc", X_OK) ||
+	    access("/usr/bin/perl", X_OK) ||
+	    system("/usr/bin/python3 -c 'import venv, ensurepip,"
+		   " setuptools, wheel' 2>/dev/null"))
+		SKIP("needs make, cc, perl, and python3 with venv, ensurepip, setuptools, wheel");
+	start_daemon(&d, "coding");
+	dir_in(ws, sizeof(ws), d.dir, "ws");
+	dir_in(other, sizeof(other), d.dir, "other-ws");
+	path_in(secret, sizeof(secret), other, "secret");
+	test_write(secret, "another agent's\n", 0644);
+	dir_in(ssh, sizeof(ssh), d.dir, "operator");
+	path_in(ssh, sizeof(ssh), strdupa(ssh), ".ssh");
+	ASSERT_OK(mkdir(ssh, 0700));
+	path_in(key, sizeof(key), ssh, "id_ed25519");
+	test_write(key, "-----BEGIN OPENSSH PRIVATE KEY-----\n", 0600);
+	path_in(outside, sizeof(outside), d.dir, "written");
+	path_in(prog, sizeof(prog), d.dir, "true");
+	test_copy("/usr/bin/true", prog, 0755);
+	add_with_workspace("coder", "coding-agent.json", ws);
+	add_with_workspace("other", "coding-agent.json", other);
+
+	status = agent_exec("coder", NULL, ws, session, out, sizeof(out));
+	if (status)
+		FAIL("the session failed (exit %d):\n%s", status, out);
+	expect(out, "session", "1 0");
+	/* Its .git/hooks and .git/config exist now: the profile's rules on them take effect at a
+	 * reload (rules name objects), which agentctl run asks for before the next run. */
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "reload", "coder", NULL), 0);
+
+	status = agent_exec("coder", NULL, ws, attacks, out, sizeof(out));
+	if (status)
+		FAIL("the attacks did not run (exit %d):\n%s", status, out);
+	expect(out, "read_ws", "ok");
+	expect(out, "exec_built", "ok");
+	expect(out, "shadow", "EACCES");
+	expect(out, "ssh", "EACCES");
+	expect(out, "other_ws", "EACCES");
+	expect(out, "metadata", "EPERM");
+	expect(out, "exec_outside", "EACCES");
+	expect(out, "exec_tmp", "EACCES");
+	expect(out, "exec_unlisted", "EACCES");
+	expect(out, "write_outside", "EACCES");
+	expect(out, "write_etc", "EACCES");
+	ASSERT_EQ(access(outside, F_OK) ? errno : 0, ENOENT);
+}
