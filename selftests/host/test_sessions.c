@@ -321,3 +321,61 @@ TEST(session_coding)
 	expect(out, "write_etc", "EACCES");
 	ASSERT_EQ(access(outside, F_OK) ? errno : 0, ENOENT);
 }
+
+/* A reporting agent's day: a report written to the drop folder, submitted with report.submit;
+ * then an actuating tool, egress (a loopback service of the test's, the metadata address over
+ * UDP, which sends nothing) and a write outside the drop folder, all refused. argv: the drop
+ * folder, a file outside it, the directory of agent-tool, the test's loopback port. */
+static const char report_session[] =
+	"date > \"$1/report.txt\" && echo 'all quiet' >> \"$1/report.txt\" && echo wrote ok\n"
+	"\"$3/agent-tool\" report.submit title=weekly text='all quiet' severity=info\n"
+	"echo submit $?\n"
+	"\"$3/agent-tool\" deploy.trigger environment=production revision=abcdef1\n"
+	"echo actuate $?\n"
+	"python3 - \"$2\" \"$4\" <<'EOF'\n"
+	"import errno, socket, sys\n"
+	"def t(name, f):\n"
+	"    try: f(); print(name, 'ok')\n"
+	"    except OSError as e: print(name, errno.errorcode[e.errno])\n"
+	"t('loopback', lambda: socket.create_connection(('127.0.0.1', int(sys.argv[2]))))\n"
+	"t('metadata', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+	".connect(('169.254.169.254', 80)))\n"
+	"t('write_outside', lambda: open(sys.argv[1], 'w'))\n"
+	"EOF\n";
+
+/* policies/report-agent.json (report-only) carries a report session; the rest is refused. */
+TEST(session_report)
+{
+	char drop[PATH_MAX], outside[PATH_MAX], var[2][PATH_MAX + 16], policy[PATH_MAX],
+		tools[PATH_MAX], port_s[16], out[16384];
+	char *session[] = { "/bin/sh", "-c",	(char *)report_session, "sh",
+			    drop,      outside, (char *)test_bin_dir(), port_s,
+			    NULL };
+	struct test_daemon d;
+	int lfd, port, status;
+
+	start_daemon(&d, "report");
+	dir_in(drop, sizeof(drop), d.dir, "dropbox");
+	path_in(outside, sizeof(outside), d.dir, "written");
+	lfd = test_loopback_listener(&port); /* listening: only the rule can refuse */
+	snprintf(port_s, sizeof(port_s), "%d", port);
+	snprintf(policy, sizeof(policy), "%s/../policies/report-agent.json", test_bin_dir());
+	snprintf(tools, sizeof(tools), "%s/../policies/tools.json", test_bin_dir());
+	snprintf(var[0], sizeof(var[0]), "dropbox=%s", drop);
+	snprintf(var[1], sizeof(var[1]), "tools_bin=%s", test_bin_dir());
+	if (agentctl_run(out, sizeof(out), "agent", "add", "reporter", "--policy", policy,
+			 "--tools", tools, "--var", var[0], "--var", var[1], NULL))
+		FAIL("agent add reporter: %s", out);
+
+	status = agent_exec("reporter", NULL, NULL, session, out, sizeof(out));
+	close(lfd);
+	if (status)
+		FAIL("the session failed (exit %d):\n%s", status, out);
+	expect(out, "wrote", "ok");
+	expect(out, "submit", "0");
+	expect(out, "actuate", "125");
+	expect(out, "loopback", "EPERM");
+	expect(out, "metadata", "EPERM");
+	expect(out, "write_outside", "EACCES");
+	ASSERT_EQ(access(outside, F_OK) ? errno : 0, ENOENT);
+}
