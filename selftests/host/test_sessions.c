@@ -5,14 +5,23 @@
  * /tmp and home, checked from inside; then whole sessions under the shipped profiles, each
  * followed in the same agent by the attacks its profile must still refuse.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <net/if.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,16 +35,22 @@ static void path_in(char *out, size_t outsz, const char *dir, const char *name)
 		FAIL("path too long: %s/%s", dir, name);
 }
 
-/* agentd with --allow-partial on a host without BPF LSM (the VM tier runs the rest). */
-static void start_daemon(struct test_daemon *d, const char *name)
+/* agentd with --allow-partial on a host without BPF LSM (the VM tier runs the rest), on d's
+ * paths (test_daemon_init()). */
+static void start_daemon_in(struct test_daemon *d)
 {
 	struct probe p;
 
 	probe_kernel(&p);
 	if (probe_bpf_lsm_ok(&p))
 		SKIP("BPF LSM works here: the VM tier runs agents with it");
-	test_daemon_init(d, name);
 	test_daemon_start(d, "--allow-partial", NULL);
+}
+
+static void start_daemon(struct test_daemon *d, const char *name)
+{
+	test_daemon_init(d, name);
+	start_daemon_in(d);
 }
 
 /* Reads fd to its end into out (FAILs when out is too small); closes it. */
@@ -378,4 +393,137 @@ TEST(session_report)
 	expect(out, "metadata", "EPERM");
 	expect(out, "write_outside", "EACCES");
 	ASSERT_EQ(access(outside, F_OK) ? errno : 0, ENOENT);
+}
+
+/* A public-looking address (TEST-NET-2) on lo of the test's own network namespace: nothing sent
+ * to it leaves the namespace. */
+#define WEB_ADDR "198.51.100.1"
+
+/* The test's network and mount namespaces (agentd, the proxy and the agent inherit them): lo up
+ * with WEB_ADDR, and /etc/hosts naming an allowed and a refused host there. */
+static void own_network(const char *dir)
+{
+	static const char *const files[][2] = {
+		{ "hosts", WEB_ADDR " en.wikipedia.org example.com\n" },
+		{ "nsswitch.conf", "hosts: files\n" },
+	};
+	struct ifreq ifr = { .ifr_name = "lo" };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	char src[PATH_MAX], dst[64];
+	size_t i;
+	int fd;
+
+	ASSERT_OK(unshare(CLONE_NEWNET | CLONE_NEWNS));
+	ASSERT_OK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_OK(fd);
+	ASSERT_OK(ioctl(fd, SIOCGIFFLAGS, &ifr));
+	ifr.ifr_flags |= IFF_UP;
+	ASSERT_OK(ioctl(fd, SIOCSIFFLAGS, &ifr));
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo:1");
+	sin->sin_family = AF_INET;
+	inet_pton(AF_INET, WEB_ADDR, &sin->sin_addr);
+	ASSERT_OK(ioctl(fd, SIOCSIFADDR, &ifr));
+	close(fd);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		path_in(src, sizeof(src), dir, files[i][0]);
+		snprintf(dst, sizeof(dst), "/etc/%s", files[i][0]);
+		test_write(src, files[i][1], 0644);
+		if (mount(src, dst, NULL, MS_BIND, NULL))
+			FAIL("bind %s on %s: %s", src, dst, strerror(errno));
+	}
+}
+
+static void stop_server(void *arg)
+{
+	pid_t pid = (pid_t)(long)arg;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* An HTTP server on WEB_ADDR:80 answering "research-page" to every request; *hits (shared
+ * memory) counts the requests that reached it. */
+static int *start_web(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(80) };
+	static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 14\r\n"
+				    "Connection: close\r\n\r\nresearch-page\n";
+	int *hits =
+		mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fd;
+	char head[4096];
+	pid_t pid;
+
+	ASSERT(hits != MAP_FAILED);
+	ASSERT_OK(lfd);
+	inet_pton(AF_INET, WEB_ADDR, &sa.sin_addr);
+	ASSERT_OK(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_OK(listen(lfd, 16));
+	pid = fork();
+	ASSERT_OK(pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;) {
+			fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd < 0)
+				continue;
+			__atomic_add_fetch(hits, 1, __ATOMIC_SEQ_CST);
+			/* The request head, then the page (the client waits for it). */
+			if (read(fd, head, sizeof(head)) > 0 &&
+			    write(fd, reply, sizeof(reply) - 1) < 0)
+				__atomic_add_fetch(hits, 1000, __ATOMIC_SEQ_CST);
+			close(fd);
+		}
+	}
+	test_defer(stop_server, (void *)(long)pid);
+	close(lfd);
+	return hits;
+}
+
+/* A research agent's day: a page fetched through its proxy (HTTP_PROXY, set by agentctl run)
+ * from an allowed host, notes written to its workspace; a host not on the list refused by the
+ * proxy (403), a direct connection to the same server refused by the kernel (EPERM). */
+static const char research_session[] =
+	"mkdir -p notes\n"
+	"curl -sS --max-time 30 -o notes/page.txt http://en.wikipedia.org/wiki/Linux\n"
+	"echo fetched $(cat notes/page.txt)\n"
+	"echo refused $(curl -sS --max-time 30 -o /dev/null -w '%{http_code}' "
+	"http://example.com/)\n"
+	"printf '# Linux\\nsee page.txt\\n' > notes/summary.md && echo notes ok\n"
+	"python3 - <<'EOF'\n"
+	"import errno, socket\n"
+	"try: socket.create_connection(('" WEB_ADDR "', 80)); print('direct ok')\n"
+	"except OSError as e: print('direct', errno.errorcode[e.errno])\n"
+	"EOF\n";
+
+/* policies/research-agent.json carries a research session, in a network namespace of the
+ * test's: only the allowed host's request reaches the server. */
+TEST(session_research)
+{
+	char ws[PATH_MAX], notes[PATH_MAX], out[16384];
+	char *session[] = { "/bin/sh", "-c", (char *)research_session, NULL };
+	struct test_daemon d;
+	int *hits, status;
+
+	if (access("/usr/bin/curl", X_OK))
+		SKIP("needs curl");
+	test_daemon_init(&d, "research");
+	own_network(d.dir);
+	hits = start_web();
+	start_daemon_in(&d);
+	dir_in(ws, sizeof(ws), d.dir, "ws");
+	add_with_workspace("researcher", "research-agent.json", ws);
+
+	status = agent_exec("researcher", NULL, ws, session, out, sizeof(out));
+	if (status)
+		FAIL("the session failed (exit %d):\n%s", status, out);
+	expect(out, "fetched", "research-page");
+	expect(out, "refused", "403");
+	expect(out, "notes", "ok");
+	expect(out, "direct", "EPERM");
+	path_in(notes, sizeof(notes), ws, "notes/summary.md");
+	ASSERT_OK(access(notes, F_OK));
+	ASSERT_EQ(__atomic_load_n(hits, __ATOMIC_SEQ_CST), 1);
 }
