@@ -166,13 +166,6 @@ static int bind_tmp(int fd, const char *at)
 	return 0;
 }
 
-/*
- * In the child, in the mount namespace fork_agent() made, still with agentctl's capabilities: the
- * agent's ${tmp} on /tmp and /var/tmp, nothing of it reaching the host's namespace (every mount
- * made private first). The agent cannot undo them: the mount calls are denied to it (seccomp,
- * Landlock, and its capabilities, which never include CAP_SYS_ADMIN's mount rights unless the
- * policy grants sys_admin).
- */
 /* Makes the mount point for the object of fd at path (under the agent's /tmp, as root), each
  * component walked without following a symlink (the agent owns that tree); returns an O_PATH
  * descriptor of it or -errno. */
@@ -182,7 +175,9 @@ static int mount_point(int fd, const char *path)
 	struct stat st;
 	int dir, sub;
 
-	if (fstat(fd, &st) || (size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+	if (fstat(fd, &st))
+		return -errno;
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
 		return -ENAMETOOLONG;
 	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (name = buf + 1; dir >= 0 && name; name = next) {
@@ -685,11 +680,14 @@ static int carry_one(struct sandbox *sb, const char *name, const char *path)
 	if ((!under(path, "/tmp") && !under(path, "/var/tmp")) || !strcmp(path, "/tmp") ||
 	    !strcmp(path, "/var/tmp") || under(path, sb->tmp))
 		return 0;
-	for (i = 0; i < sb->n_carry; i++)
+	for (i = 0; i < sb->n_carry;) {
 		if (under(path, sb->carry[i]))
 			return 0;
-		else if (under(sb->carry[i], path))
-			sb->carry[i--] = sb->carry[--sb->n_carry];
+		if (under(sb->carry[i], path)) /* inside path: carried with it */
+			sb->carry[i] = sb->carry[--sb->n_carry];
+		else
+			i++;
+	}
 	if (sb->n_carry == CARRY_MAX) {
 		log_err("run: agent %s: its policy names more than %d objects under /tmp and "
 			"/var/tmp\n",
