@@ -19,6 +19,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,12 +224,14 @@ static int carry_in(const struct sandbox *sb, const int *fds, const char **step)
 }
 
 /*
- * In the child, in the mount namespace fork_agent() made, still with agentctl's capabilities: the
- * agent's ${tmp} on /tmp and /var/tmp, nothing of it reaching the host's namespace (every mount
- * made private first), and the objects the policy names under either carried over, so that its
- * rules (on objects) keep meaning what their paths say. The agent cannot undo them: the mount
- * calls are denied to it (seccomp, Landlock, and its capabilities, which never include
- * CAP_SYS_ADMIN unless the policy grants sys_admin).
+ * In agentctl, just before the agent's clone3: a mount namespace of its own that the agent
+ * inherits, made here because the agent's first process is an agent's from its first
+ * instruction, to which BPF LSM denies every mount call. In it, every mount made private
+ * (nothing reaches the host's namespace), the agent's ${tmp} on /tmp and /var/tmp, and the
+ * objects the policy names under either carried over, so that its rules (on objects) keep meaning
+ * what their paths say. The agent cannot undo them: the mount calls are denied to it (seccomp,
+ * Landlock or BPF LSM, and its capabilities, which never include CAP_SYS_ADMIN unless the policy
+ * grants sys_admin). agentctl reads no path after this.
  */
 static int enter_mounts(const struct sandbox *sb, const char **step)
 {
@@ -236,7 +239,7 @@ static int enter_mounts(const struct sandbox *sb, const char **step)
 	size_t i, n = 0;
 
 	*step = "mount namespace";
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return -errno;
 	/* Opened in this namespace (a mount of another cannot be bound), before the first bind
 	 * hides what lies under /tmp or /var/tmp. */
@@ -284,8 +287,6 @@ static void child(const struct run_opts *o, const struct passwd *pw, const struc
 	const char *step = "session";
 	int err = enter_session(sb);
 
-	if (!err)
-		err = enter_mounts(sb, &step);
 	if (!err && (err = become(pw, sb)))
 		step = pw ? pw->pw_name : "capabilities";
 	if (!err && o->cwd && chdir(o->cwd)) {
@@ -617,14 +618,14 @@ static int agent_env(const json_t *agent, const struct passwd *pw, struct sandbo
 	return err ? EXIT_FAIL : 0;
 }
 
-/* clone3 into the agent's cgroup, in IPC, UTS and mount namespaces of its own: System V IPC objects
- * and POSIX message queues of the host and of other runs are out of its reach, the host name it
- * may set is its own, and so are its /tmp and /var/tmp (enter_mounts()). agentctl makes them,
- * outside the agent, with its own CAP_SYS_ADMIN. */
+/* clone3 into the agent's cgroup, in IPC and UTS namespaces of its own: System V IPC objects and
+ * POSIX message queues of the host and of other runs are out of its reach, and the host name it
+ * may set is its own. agentctl makes them, outside the agent, with its own CAP_SYS_ADMIN; the
+ * agent shares agentctl's mount namespace (enter_mounts()). */
 static pid_t fork_agent(int cgroup_fd)
 {
 	struct clone_args args = {
-		.flags = CLONE_INTO_CGROUP | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS,
+		.flags = CLONE_INTO_CGROUP | CLONE_NEWIPC | CLONE_NEWUTS,
 		.exit_signal = SIGCHLD,
 		.cgroup = (__u64)cgroup_fd,
 	};
@@ -715,6 +716,16 @@ static int carry(struct sandbox *sb, const char *name)
 	return status;
 }
 
+static int private_tmp(const char *name, const struct sandbox *sb)
+{
+	const char *step;
+	int err = enter_mounts(sb, &step);
+
+	if (err)
+		log_err("run: agent %s: its private /tmp: %s: %s\n", name, step, strerror(-err));
+	return err ? EXIT_FAIL : 0;
+}
+
 static int open_tty(const char *name, struct pty *t)
 {
 	int err = pty_open(t);
@@ -763,6 +774,8 @@ int do_run(int argc, char **argv)
 		status = agent_env(agent, pw, &sb);
 	if (!status)
 		status = open_tty(o.name, &sb.tty);
+	if (!status)
+		status = private_tmp(o.name, &sb);
 	json_decref(agent);
 	if (status)
 		goto out;
