@@ -296,6 +296,9 @@ TEST(session_coding)
 	    system("/usr/bin/python3 -c 'import venv, ensurepip,"
 		   " setuptools, wheel' 2>/dev/null"))
 		SKIP("needs make, cc, perl, and python3 with venv, ensurepip, setuptools, wheel");
+	/* A whole session (cc, pip, venv) took 50 s on a loaded 2-core machine: past the default
+	 * deadline, so this test's own. */
+	alarm(300);
 	start_daemon(&d, "coding");
 	dir_in(ws, sizeof(ws), d.dir, "ws");
 	dir_in(other, sizeof(other), d.dir, "other-ws");
