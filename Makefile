@@ -278,7 +278,7 @@ cycles: $(CYCLE_OBJS)
 # policies and tools registry under CONFDIR; a configuration file the operator changed is kept,
 # and the shipped one is put beside it as FILE.new.
 CONF_FILES := $(wildcard policies/*.json policies/base/*.json)
-DOC_FILES := README.md $(wildcard docs/*.md)
+DOC_FILES := README.md $(wildcard docs/*.md docs/*.schema.json)
 
 .PHONY: install uninstall deb
 install: $(PROGS)
