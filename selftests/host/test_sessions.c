@@ -171,6 +171,9 @@ TEST(run_private_tmp_and_home)
 	snprintf(text, sizeof(text), tmp_policy, test_bin_dir(), named);
 	path_in(policy, sizeof(policy), d.dir, "policy.json");
 	test_write(policy, text, 0644);
+	/* ${tmp} is agentd's: an operator's --var cannot point it at the host's /tmp. */
+	ASSERT(agentctl_run(out, sizeof(out), "agent", "add", "pt", "--policy", policy, "--var",
+			    "tmp=/tmp", NULL) != 0);
 	test_daemon_add(&d, "pt", policy, NULL, 0);
 	snprintf(mark, sizeof(mark), "agentd-private-%d", getpid());
 	path_in(host, sizeof(host), "/tmp", mark);
