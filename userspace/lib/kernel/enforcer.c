@@ -311,26 +311,101 @@ __u32 enforcer_ring_bytes(const struct enforcer *e)
 }
 
 /*
- * agent_slots pinned by a build whose slots have another layout: libbpf would refuse to reuse it
- * with a bare "parameter mismatch", and agentd cannot rewrite it while the old programs read it.
- * Refused with what to do; --teardown ends enforcement and removes the pins.
+ * The pin directory's format marker: a one-element array map pinned as ENFORCER_PIN_FORMAT_PIN
+ * holding ENFORCER_PIN_FORMAT, frozen. A map, because bpffs holds nothing but BPF objects (no
+ * regular file can be made there) and a marker anywhere else could outlive the pins or predate
+ * them: pinned beside them, it lives exactly as long as they do (--teardown removes it with them,
+ * a reboot or an unmount of bpffs takes it with them).
  */
-static int check_pinned_slots(const struct enforcer *e)
-{
-	struct bpf_map_info info;
-	char path[PATH_MAX + 16];
-	int err;
 
-	snprintf(path, sizeof(path), "%s/agent_slots", e->pin_dir);
-	err = pin_info(path, &info);
-	if (err)
-		return err == -ENOENT ? 0 : err;
-	if (info.value_size == sizeof(struct agentd_agent_slot))
+/* The format the marker at path says; -ENOENT without one, -EBADMSG for a pin there that is not
+ * such a marker. */
+static int pin_format_read(const char *path, __u32 *format)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	int fd = bpf_obj_get(path), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	/* A lookup fails on a link or program pinned under the name, before info is read as a map's. */
+	if (bpf_map_lookup_elem(fd, &zero, format) || bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = errno == EINVAL || errno == ENOENT ? -EBADMSG : -errno;
+	else if (info.type != BPF_MAP_TYPE_ARRAY || info.key_size != sizeof(zero) ||
+		 info.value_size != sizeof(*format) || info.max_entries != 1)
+		err = -EBADMSG;
+	close(fd);
+	return err;
+}
+
+static int pin_format_write(const char *path)
+{
+	__u32 zero = 0, format = ENFORCER_PIN_FORMAT;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, ENFORCER_PIN_FORMAT_PIN, sizeof(zero),
+				sizeof(format), 1, NULL),
+	    err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(fd, &zero, &format, BPF_ANY) || bpf_map_freeze(fd) ||
+	    bpf_obj_pin(fd, path))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* How many entries pin_dir holds, or -errno. */
+static int pin_count(const char *pin_dir)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(pin_dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/*
+ * Pins of this format are reused; an empty directory gets the marker before anything else is
+ * pinned there. Pins of another format, or pins without a marker (an agentd from before the
+ * marker), are refused with what to do: their maps cannot be reused (libbpf would fail with a
+ * bare "parameter mismatch", or worse, reuse a map whose bytes mean something else), nor
+ * rewritten in place while the programs attached with them still read them.
+ */
+static int check_pin_format(const char *pin_dir)
+{
+	char path[PATH_MAX + 32], what[128];
+	__u32 format = 0;
+	int err, n;
+
+	snprintf(path, sizeof(path), "%s/" ENFORCER_PIN_FORMAT_PIN, pin_dir);
+	err = pin_format_read(path, &format);
+	if (!err && format == ENFORCER_PIN_FORMAT)
 		return 0;
-	log_err("%s: an earlier build's agent configurations, %u bytes each where this build's are "
-		"%zu: run agentd --teardown (enforcement ends until agentd starts again), then "
-		"start agentd\n",
-		path, info.value_size, sizeof(struct agentd_agent_slot));
+	if (err == -ENOENT) {
+		n = pin_count(pin_dir);
+		if (n <= 0)
+			return n ?: pin_format_write(path);
+		snprintf(what, sizeof(what), "pins without a format marker (%s)",
+			 ENFORCER_PIN_FORMAT_PIN);
+	} else if (err == -EBADMSG) {
+		snprintf(what, sizeof(what), "%s is not a pin format marker",
+			 ENFORCER_PIN_FORMAT_PIN);
+	} else if (err) {
+		log_err("%s: %s\n", path, strerror(-err));
+		return err;
+	} else {
+		snprintf(what, sizeof(what),
+			 "pins of format %u, where this agentd's are of format %u", format,
+			 ENFORCER_PIN_FORMAT);
+	}
+	log_err("%s: %s, of an agentd whose pins this one cannot reuse: run agentd --teardown "
+		"--pin-dir %s (enforcement ends until agentd starts again), then start agentd\n",
+		pin_dir, what, pin_dir);
 	return -ESTALE;
 }
 
@@ -338,7 +413,6 @@ static int map_shared_section(struct enforcer *e);
 static int index_sync(struct enforcer *e);
 static int object_filter_map(struct enforcer *e);
 static int agent_slots_map(struct enforcer *e);
-static int migrate_file_rules(struct enforcer *e);
 
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 {
@@ -365,8 +439,8 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 			err = -errno;
 			goto err_free;
 		}
-		err = pinned_ring_bytes(e, &e->ring_bytes);
-		err = err ?: check_pinned_slots(e);
+		err = check_pin_format(e->pin_dir);
+		err = err ?: pinned_ring_bytes(e, &e->ring_bytes);
 		if (err)
 			goto err_free;
 	}
@@ -393,7 +467,6 @@ int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts)
 	err = err ?: index_sync(e);
 	err = err ?: object_filter_map(e);
 	err = err ?: agent_slots_map(e);
-	err = err ?: migrate_file_rules(e);
 	if (err)
 		goto err_free;
 	if (opts->on_event) {
@@ -635,18 +708,6 @@ static struct bpf_object *lsm_object(const struct enforcer *e, const char *name,
 	return NULL;
 }
 
-/* Removes the pin of a map an earlier build had and this one has not. */
-static void retire_pin(const struct enforcer *e, const char *name)
-{
-	char path[PATH_MAX + 64];
-
-	snprintf(path, sizeof(path), "%s/%s", e->pin_dir, name);
-	if (!unlink(path))
-		log_info("removed %s: an earlier build's map, which this one does not use\n", path);
-	else if (errno != ENOENT)
-		log_warn("%s: %s\n", path, strerror(errno));
-}
-
 /*
  * Pinned links of LSM programs this build does not have (an upgrade removed or renamed them, or
  * a replacement's temporary name outlived a crash): their hooks would run the old code until
@@ -688,10 +749,6 @@ int enforcer_attach_lsm(struct enforcer *e)
 		return err;
 	}
 	drop_stale_links(e);
-	/* unix_owner, the socket storage of an older build's socket_post_create program (its
-	 * link went with the stale links): no program of this build reads it. */
-	if (e->pin_dir[0])
-		retire_pin(e, "unix_owner");
 	return 0;
 }
 
@@ -701,75 +758,9 @@ void enforcer_detach_lsm(struct enforcer *e)
 		bpf_link__destroy(e->lsm_links[--e->nlsm_links]);
 }
 
-/*
- * Older builds kept an agent's own loopback listeners as keys of `endpoints`, by socket
- * cookie in `bound_sockets`, and forgot them in a sock_release program; this build asks the
- * kernel's socket lookup instead (net.bpf.c). Once cgroup_fd's programs are this build's: its
- * old sock_release link goes, and every key the old programs recorded leaves `endpoints` (a key
- * opens its port to whatever listens there). The old map's pin goes with the last old link:
- * until then an old post_bind may still run on a cgroup not attached again yet, and the next
- * attach removes what it records.
- */
-static void retire_bound_sockets(struct enforcer *e, __u64 cgroup)
-{
-	static const char old_link[] = "link-net-sock_release-";
-	char path[PATH_MAX + 64];
-	struct agentd_endpoint_key k;
-	__u64 key, next, *prev = NULL;
-	int fd, ep = enforcer_map_fd(e, "endpoints");
-	bool old_links = false;
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "%s/%s%llu", e->pin_dir, old_link, (unsigned long long)cgroup);
-	if (!unlink(path))
-		log_info("removed %s: this agentd has no sock_release program\n", path);
-	snprintf(path, sizeof(path), "%s/bound_sockets", e->pin_dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &key, &k))
-			bpf_map_delete_elem(ep, &k);
-	}
-	close(fd);
-	/* Old links left: on cgroups still there, until they are attached again; one whose
-	 * cgroup is gone (the kernel detached it: no cgroup id) goes now. */
-	d = opendir(e->pin_dir);
-	while (d && (de = readdir(d))) {
-		struct bpf_link_info info = {};
-		char pin[PATH_MAX + 300];
-		__u32 len = sizeof(info);
-		int lfd;
-
-		if (strncmp(de->d_name, old_link, sizeof(old_link) - 1))
-			continue;
-		snprintf(pin, sizeof(pin), "%s/%s", e->pin_dir, de->d_name);
-		lfd = bpf_obj_get(pin);
-		if (lfd >= 0 && !bpf_obj_get_info_by_fd(lfd, &info, &len) &&
-		    info.type == BPF_LINK_TYPE_CGROUP && !info.cgroup.cgroup_id)
-			unlink(pin);
-		else
-			old_links = true;
-		if (lfd >= 0)
-			close(lfd);
-	}
-	if (d)
-		closedir(d);
-	if (!old_links)
-		retire_pin(e, "bound_sockets");
-}
-
 int enforcer_attach_cgroup(struct enforcer *e, int cgroup_fd)
 {
-	struct stat st;
-	int err = attach_all(e, false, cgroup_fd);
-
-	if (!err && e->pin_dir[0] && !fstat(cgroup_fd, &st))
-		retire_bound_sockets(e, st.st_ino);
-	return err;
+	return attach_all(e, false, cgroup_fd);
 }
 
 const char *const *enforcer_missing_hooks(const struct enforcer *e)
@@ -863,9 +854,8 @@ static int index_update(struct enforcer *e, __u64 id)
 	return 0;
 }
 
-/* Rewrites every slot of the cgroup index from agent_cgroups (pinned maps of an earlier agentd,
- * or of a build before the index, which had a bit filter, or before the shared section), before
- * any program that reads it is attached. */
+/* Rewrites every slot of the cgroup index from agent_cgroups (pinned maps of an earlier agentd),
+ * before any program that reads it is attached. */
 static int index_sync(struct enforcer *e)
 {
 	int err = 0, cg_fd = enforcer_map_fd(e, "agent_cgroups");
@@ -893,9 +883,6 @@ static int index_sync(struct enforcer *e)
 		if (__atomic_load_n(&e->shared->cgroup_index[i], __ATOMIC_RELAXED) != words[i])
 			__atomic_store_n(&e->shared->cgroup_index[i], words[i], __ATOMIC_RELEASE);
 	free(words);
-	/* The bit filter the index replaced: no program of this build reads it. */
-	if (!err && e->pin_dir[0])
-		retire_pin(e, "agent_cgroup_filter");
 	return err;
 }
 
@@ -917,37 +904,10 @@ static int add_level(struct enforcer *e, __u32 level)
 	return 0;
 }
 
-/*
- * Maps the shared section. Pins of a build before it (agent_levels,
- * agent_cgroup_index and object_filter, maps of their own) are replaced: the levels carried
- * over, the index and the filter rebuilt next from agent_cgroups and the rules (index_sync,
- * object_filter_map), the old pins removed. That build's programs keep the maps they hold
- * until their links are replaced at attach (same_maps), which agentd does before it changes
- * any agent or rule.
- */
+/* Maps the shared section (agent levels, cgroup index, object filter). */
 static int map_shared_section(struct enforcer *e)
 {
-	struct agentd_agent_levels old;
-	char path[PATH_MAX + 32];
-	int fd, err = map_shared(e, AGENTD_SHARED_SECTION, sizeof(*e->shared), &e->shared);
-	__u32 zero = 0, i;
-
-	if (err || !e->pin_dir[0])
-		return err;
-	snprintf(path, sizeof(path), "%s/agent_levels", e->pin_dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	err = bpf_map_lookup_elem(fd, &zero, &old) ? -errno : 0;
-	close(fd);
-	for (i = 0; !err && i < old.count && i < AGENTD_MAX_AGENT_LEVELS; i++)
-		err = add_level(e, old.level[i]);
-	if (err)
-		return err;
-	retire_pin(e, "agent_levels");
-	retire_pin(e, "agent_cgroup_index");
-	retire_pin(e, "object_filter");
-	return 0;
+	return map_shared(e, AGENTD_SHARED_SECTION, sizeof(*e->shared), &e->shared);
 }
 
 int enforcer_add_cgroup_id(struct enforcer *e, __u64 id, int level, __u32 agent_id)
@@ -1067,8 +1027,7 @@ int enforcer_object_filter_rebuild(struct enforcer *e)
 }
 
 /* Maps rule_buckets, then sets the object filter's bits of every entry already in the maps
- * (pinned by an earlier agentd, maybe of a build before the filter or the shared section) and
- * clears the others, before any program is attached. */
+ * (pinned by an earlier agentd) and clears the others, before any program is attached. */
 static int object_filter_map(struct enforcer *e)
 {
 	int err = map_shared(e, "rule_buckets", RULETAB_BYTES, &e->rules);
@@ -1086,88 +1045,6 @@ struct agentd_rule_bucket *enforcer_rules(struct enforcer *e)
 struct agentd_shared *enforcer_shared(struct enforcer *e)
 {
 	return e->shared;
-}
-
-/*
- * The hash map an earlier build pinned in pin_dir as name (its path in path), when its key and
- * value have the sizes that build gave them: its fd. -ENOENT when there is no such pin, or it
- * is not that map (then left as it is, and said so); -errno on failure.
- */
-static int earlier_hash_pin(const struct enforcer *e, const char *name, __u32 key_size,
-			    __u32 value_size, char *path, size_t sz)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd, err;
-
-	if (!e->pin_dir[0])
-		return -ENOENT;
-	snprintf(path, sz, "%s/%s", e->pin_dir, name);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (info.type == BPF_MAP_TYPE_HASH && info.key_size == key_size &&
-	    info.value_size == value_size)
-		return fd;
-	log_warn("%s: not the %s map of an earlier agentd (type %u, key %u, value %u bytes); left "
-		 "as it is\n",
-		 path, name, info.type, info.key_size, info.value_size);
-	close(fd);
-	return -ENOENT;
-}
-
-/*
- * File rules pinned by a build before rule_buckets, in a hash map named file_rules: the entries
- * of each agent's generation in force are put in the table (their bits in the filter first),
- * before any program of this build is attached (the programs still attached read the old map
- * until their links are replaced). The pin goes afterwards; a map that is not what that build
- * pinned is left, and said so. A table too full to take them fails the load: the old links
- * stay, and go on enforcing the old map.
- */
-static int migrate_file_rules(struct enforcer *e)
-{
-	struct agentd_file_key key, *prev = NULL;
-	struct agentd_file_rule rule;
-	char path[PATH_MAX + 16];
-	__u32 n = 0, gen;
-	int fd, err = 0;
-
-	if (!e->rules)
-		return 0;
-	fd = earlier_hash_pin(e, "file_rules", sizeof(key), sizeof(rule), path, sizeof(path));
-	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	while (!err && !bpf_map_get_next_key(fd, prev, &key)) {
-		prev = &key;
-		if (!key.agent_id || key.agent_id >= AGENTD_MAX_AGENTS)
-			continue;
-		gen = __atomic_load_n(&e->slots[key.agent_id].generation, __ATOMIC_ACQUIRE);
-		if (!gen || key.generation != gen || bpf_map_lookup_elem(fd, &key, &rule))
-			continue;
-		/* The table has no rule id 0 (a rule's word 0 is none, rights.bpf.h); agentd
-		 * never gave one, and one that comes anyway is kept, as "unknown". */
-		if (!rule.rule_id)
-			rule.rule_id = UINT32_MAX;
-		enforcer_object_filter_add(e, key.dev, key.ino);
-		err = ruletab_put(e->rules, &key, &rule);
-		n += !err;
-	}
-	if (err) {
-		log_err("moving the file rules of %s (an earlier build's) to rule_buckets: %s\n",
-			path, strerror(-err));
-	} else if (unlink(path)) {
-		err = -errno;
-	} else {
-		log_info("moved %u file rules from %s (an earlier build's) to rule_buckets\n", n,
-			 path);
-	}
-	close(fd);
-	return err;
 }
 
 /* A multiple of the page size (1024 slots of 72 bytes: 18 pages), as mmap() of a map wants. */
@@ -1246,50 +1123,14 @@ int enforcer_agent_clear(struct enforcer *e, __u32 agent_id)
 	return 0;
 }
 
-/*
- * Agents' configurations pinned by a build before agent_slots, in a hash map named agents:
- * moved into the slots of agents that have none, before any program of this build is attached
- * (the programs still attached read the old map until their links are replaced). The pin goes
- * afterwards; a map that is not what that build pinned is left, and said so.
- */
-static int migrate_agents(struct enforcer *e)
-{
-	struct agentd_agent_config cfg;
-	__u32 id, *prev = NULL, n = 0;
-	char path[PATH_MAX + 16];
-	int fd, err = 0;
-
-	fd = earlier_hash_pin(e, "agents", sizeof(id), sizeof(cfg), path, sizeof(path));
-	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	while (!bpf_map_get_next_key(fd, prev, &id)) {
-		prev = &id;
-		if (bpf_map_lookup_elem(fd, &id, &cfg) || id >= AGENTD_MAX_AGENTS ||
-		    !cfg.generation || e->slots[id].generation)
-			continue;
-		e->slots[id].cfg[cfg.generation & 1] = cfg;
-		__atomic_store_n(&e->slots[id].generation, cfg.generation, __ATOMIC_RELEASE);
-		n++;
-	}
-	if (unlink(path))
-		err = -errno;
-	else
-		log_info("moved %u agents' configurations from %s (an earlier build's) to "
-			 "agent_slots\n",
-			 n, path);
-	close(fd);
-	return err;
-}
-
-/* Maps agent_slots, then moves in what an earlier build pinned elsewhere. */
+/* Maps agent_slots. */
 static int agent_slots_map(struct enforcer *e)
 {
 	int err = map_shared(e, "agent_slots", SLOTS_BYTES, &e->slots);
 
-	if (err)
-		return err;
-	e->unsettled = true;
-	return migrate_agents(e);
+	if (!err)
+		e->unsettled = true;
+	return err;
 }
 
 int enforcer_remove_cgroup(struct enforcer *e, const char *path)
@@ -1396,11 +1237,9 @@ int enforcer_map_fd(const struct enforcer *e, const char *name)
 /* Forgets every agent cgroup: from now on no task is an agent's, whatever is still attached. */
 static void forget_agents(const char *pin_dir)
 {
-	struct agentd_agent_levels none = {};
 	struct agentd_shared *shared;
 	char path[PATH_MAX + 32];
 	__u64 key, next;
-	__u32 zero = 0;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/agent_cgroups", pin_dir);
@@ -1424,19 +1263,13 @@ static void forget_agents(const char *pin_dir)
 		}
 		close(fd);
 	}
-	/* The levels of a build before the shared section. */
-	snprintf(path, sizeof(path), "%s/agent_levels", pin_dir);
-	fd = bpf_obj_get(path);
-	if (fd >= 0) {
-		bpf_map_update_elem(fd, &zero, &none, BPF_ANY);
-		close(fd);
-	}
 }
 
 int enforcer_teardown(const char *pin_dir)
 {
 	char path[PATH_MAX + 300];
 	struct dirent *de;
+	__u32 format = 0;
 	int err = 0;
 	DIR *d;
 
@@ -1444,8 +1277,11 @@ int enforcer_teardown(const char *pin_dir)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	/* An unpinned link is detached only once its inode is freed, after an RCU grace period:
-	 * forget the agents first, so that enforcement ends now, not a moment later. */
-	forget_agents(pin_dir);
+	 * forget the agents first, so that enforcement ends now, not a moment later. Only in maps
+	 * of this format: what another's hold is not known. */
+	snprintf(path, sizeof(path), "%s/" ENFORCER_PIN_FORMAT_PIN, pin_dir);
+	if (!pin_format_read(path, &format) && format == ENFORCER_PIN_FORMAT)
+		forget_agents(pin_dir);
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
