@@ -51,9 +51,9 @@ struct enforcer_opts {
  * layouts and meaning, the shared section's layout. Pins of another format cannot be reused, so
  * the load refuses them (-ESTALE, saying to run agentd --teardown). Any change to those bumps it;
  * a change of programs alone does not (an upgrade replaces their links). The directory holds the
- * format in a pinned map of this name (enforcer.c says why a map).
+ * format in a pinned map of this name (enforcer_pins.c says why a map).
  */
-#define ENFORCER_PIN_FORMAT 1
+#define ENFORCER_PIN_FORMAT 1U
 #define ENFORCER_PIN_FORMAT_PIN "pin_format"
 
 /* What agentd's daemon asks for: room for stalls of the consumer of about 0.1 s at 500 k
