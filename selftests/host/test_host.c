@@ -153,12 +153,12 @@ TEST(drop_counters_become_loss_records)
 	test_tmpdir(dir, sizeof(dir), "loss");
 	ASSERT_EQ(enforcer_load(&e, &opts), 0);
 	ASSERT_EQ(audit_writer_open(&w, dir, &wo), 0);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 0);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 0);
 	set_drops(e, 7, 5);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 5);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 0);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 5);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 0);
 	set_drops(e, 7, 12);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 7);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 7);
 	ASSERT_EQ(audit_writer_close(w), 0);
 	enforcer_destroy(e);
 
