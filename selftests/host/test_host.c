@@ -138,7 +138,8 @@ static void set_drops(struct enforcer *e, __u32 agent, __u64 n)
 	free(vals);
 }
 
-/* Loss is never silent: each growth of a drop counter becomes one loss record with the delta. */
+/* Loss is never silent: each growth of a drop counter becomes one loss record with the delta,
+ * naming the agent. */
 TEST(drop_counters_become_loss_records)
 {
 	struct enforcer_opts opts = {};
@@ -146,23 +147,25 @@ TEST(drop_counters_become_loss_records)
 	struct audit_writer_opts wo = { .host = "test", .no_append_flag = true };
 	struct audit_writer *w = NULL;
 	struct enforcer *e = NULL;
-	char dir[PATH_MAX], cmd[PATH_MAX + 64], line[256];
+	char dir[PATH_MAX], cmd[PATH_MAX + 128], line[256];
 	FILE *f;
 	int n = 0;
 
 	test_tmpdir(dir, sizeof(dir), "loss");
 	ASSERT_EQ(enforcer_load(&e, &opts), 0);
 	ASSERT_EQ(audit_writer_open(&w, dir, &wo), 0);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 0);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 0);
 	set_drops(e, 7, 5);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 5);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 0);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 5);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 0);
 	set_drops(e, 7, 12);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 7);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 7);
 	ASSERT_EQ(audit_writer_close(w), 0);
 	enforcer_destroy(e);
 
-	snprintf(cmd, sizeof(cmd), "grep -o '\"kind\":\"loss\"[^}]*\"count\":[0-9]*' %s/audit.log",
+	snprintf(cmd, sizeof(cmd),
+		 "grep -o '\"kind\":\"loss\"[^}]*\"agent_name\":\"a7\"[^}]*\"count\":[0-9]*' "
+		 "%s/audit.log",
 		 dir);
 	f = popen(cmd, "r");
 	ASSERT(f);

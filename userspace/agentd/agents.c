@@ -290,7 +290,7 @@ static int free_id(const struct daemon *d)
 	int i;
 
 	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
-		if (!d->agents[i])
+		if (!d->agents[i] && sink_id_free(&d->sink, i))
 			return i;
 	return -ENOSPC;
 }
@@ -575,6 +575,7 @@ static json_t *do_add(struct daemon *d, const struct control_request *req)
 		return error(req, code, "%s", why);
 	}
 	d->agents[id] = a;
+	sink_name(&d->sink, id, a->st.name);
 	log_info("agent %s added: id %d, cgroup %s, policy %s generation %u\n", a->st.name, id,
 		 a->cgroup, a->st.policy, a->st.generation);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-add", a, "cgroup=%s", a->cgroup);
@@ -587,6 +588,7 @@ static void forget(struct daemon *d, struct agent *a)
 {
 	services_agent_down(d, a);
 	d->agents[a->st.id] = NULL;
+	sink_retire(&d->sink, a->st.id);
 	agent_free(a);
 }
 
@@ -892,6 +894,7 @@ static int adopt_one(void *ctx, const struct agent_state *st)
 		return 0;
 	}
 	d->agents[a->st.id] = a;
+	sink_name(&d->sink, a->st.id, a->st.name);
 	attach_adopt(d, a);
 	log_info("agent %s re-adopted: id %u, cgroup %s, generation %u\n", a->st.name, a->st.id,
 		 a->cgroup, a->st.generation);
