@@ -143,7 +143,7 @@ results() {
 }
 
 main() {
-	local series vmlinuz log args first=1
+	local series vmlinuz log args first=1 failed=0
 	bench_logs=()
 	test_logs=()
 	if ! command -v qemu-system-x86_64 >/dev/null || ! command -v busybox >/dev/null; then
@@ -186,21 +186,26 @@ main() {
 		[ "$mode" != demo ] && [ "$mode" != run ] || break
 		if [ "$first" = 1 ] && [ -z "${VM_APPEND:-}" ]; then
 			first=0
-			check_fails_without_bpf_lsm "$series" "$vmlinuz"
+			check_fails_without_bpf_lsm "$series" "$vmlinuz" || failed=1
 		fi
 	done
-	test_results
+	test_results || failed=1
 	bench_results
+	return $failed
 }
 
 # The test guests' results, kernel by kernel, once all have powered off.
+# The exit status is 1 when any line is a FAIL (make check counts the lines themselves).
 test_results() {
-	local entry
+	local entry lines status=0
 	[ "$mode" = test ] || return 0
 	wait
 	for entry in "${test_logs[@]}"; do
-		results "${entry%%:*}" "${entry#*:}"
+		lines=$(results "${entry%%:*}" "${entry#*:}")
+		echo "$lines"
+		! echo "$lines" | grep -q '^FAIL' || status=1
 	done
+	return $status
 }
 
 # The bench guests' figures, kernel by kernel, once all have powered off.
@@ -224,6 +229,7 @@ check_fails_without_bpf_lsm() {
 		echo "PASS vm-$series/tier_fails_without_bpf_lsm"
 	else
 		echo "FAIL vm-$series/tier_fails_without_bpf_lsm: the guest did not report FAIL (console: $log)"
+		return 1
 	fi
 }
 
