@@ -13,6 +13,10 @@
  * by a pseudo-terminal agentctl relays (pty.c): the operator's terminal never reaches the agent.
  * A cgroup file opened for writing before the task became an agent would let it leave its cgroup
  * (the kernel checks cgroup writes at open, not at write), so one on 0-2 refuses the run.
+ *
+ * Over 800 lines, kept whole: what runs in the parent before the fork and what the child applies
+ * to itself before exec are one sequence (the order of namespaces, ids, capabilities, Landlock and
+ * seccomp matters), read best top to bottom.
  */
 #include <errno.h>
 #include <fcntl.h>

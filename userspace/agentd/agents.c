@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The agents of daemon mode: added, removed, killed and reloaded over the control socket. */
+/*
+ * The agents of daemon mode: added, removed, killed and reloaded over the control socket.
+ *
+ * Over 800 lines, kept whole: add, reload, re-adoption and removal each undo what they did when
+ * a later step fails, over the same cgroup, rules, state file and services; together they show
+ * that every path leaves an agent whole or gone.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>

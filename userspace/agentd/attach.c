@@ -21,6 +21,9 @@
  * writing undoes the registration and refuses), then it is recorded in the agent's state so
  * that a restarted agentd re-adopts it.
  * Resource limits are not applied to it: it is not agentd's to limit.
+ *
+ * Over 800 lines, kept whole: --pid and --cgroup share the descriptor check, the staging and the
+ * undo, and the undo must see every step taken; one file keeps every path back in view.
  */
 #include <ctype.h>
 #include <dirent.h>
