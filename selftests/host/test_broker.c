@@ -109,7 +109,8 @@ static struct env *setup_files(void)
 		 the_env.dir);
 	snprintf(the_env.env_a, sizeof(the_env.env_a), "AGENTD_TOOL_SOCKET=%s", the_env.sock_a);
 	snprintf(the_env.env_b, sizeof(the_env.env_b), "AGENTD_TOOL_SOCKET=%s", the_env.sock_b);
-	snprintf(the_env.agent_tool, sizeof(the_env.agent_tool), "%s/agent-tool", test_bin_dir());
+	/* Run as nobody too: a copy any user may reach. */
+	test_bin_for_all("agent-tool", the_env.agent_tool, sizeof(the_env.agent_tool));
 	test_pin_dir(the_env.pins, sizeof(the_env.pins));
 	test_cgroup_tree_at_end(the_env.cgroup);
 	put(the_env.tools, tools_json, 0644);
