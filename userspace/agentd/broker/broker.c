@@ -140,28 +140,13 @@ static __u64 now_ns(void)
 
 static void chan_flush(struct bagent *b)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct qmsg *q;
 	ssize_t n;
 
 	while ((q = b->qhead)) {
-		struct iovec iov = { q->data + q->off, q->len - q->off };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-		if (q->fd >= 0) {
-			struct cmsghdr *cm;
-
-			memset(cbuf, 0, sizeof(cbuf));
-			mh.msg_control = cbuf;
-			mh.msg_controllen = sizeof(cbuf);
-			cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(cm), &q->fd, sizeof(int));
-		}
-		n = sendmsg(b->chan, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
+		n = unix_send_fd(b->chan, q->data + q->off, q->len - q->off, q->fd,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -EINTR)
 			continue;
 		if (n < 0)
 			break;
