@@ -36,7 +36,8 @@ TEST(metrics_count_decisions_and_pass_promtool)
 {
 	static char out[1 << 16];
 	char dir[256], state[PATH_MAX], control[PATH_MAX], audit[PATH_MAX], pins[PATH_MAX],
-		cgroup[PATH_MAX], policy[PATH_MAX], agent_cg[PATH_MAX + 8], lint[4096];
+		cgroup[PATH_MAX], policy[PATH_MAX], agent_cg[PATH_MAX + 8], lint[4096],
+		metrics[PATH_MAX];
 	char root[PATH_MAX - 64];
 	const char *ready[] = { "agentd: ready", NULL };
 	const char *deny[] = { "\"kind\":\"net\"", "\"decision\":\"deny\"", NULL };
@@ -83,4 +84,12 @@ TEST(metrics_count_decisions_and_pass_promtool)
 		FAIL("agents or build info missing:\n%s", out);
 	if (promtool_check(out, lint, sizeof(lint)))
 		FAIL("promtool check metrics: %s", lint);
+	/* $AGENTD_METRICS names the socket itself, wherever the control socket is said to be. */
+	snprintf(metrics, sizeof(metrics), "%s/metrics.sock", dir);
+	setenv("AGENTD_METRICS", metrics, 1);
+	ASSERT_EQ(
+		agentctl_run(out, sizeof(out), "metrics", "--control", "/nonexistent/c.sock", NULL),
+		0);
+	if (!strstr(out, "agentd_agents 1\n"))
+		FAIL("$AGENTD_METRICS: %s", out);
 }
