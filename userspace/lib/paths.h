@@ -14,7 +14,7 @@
 /* Beside the control socket, wherever it is (path_beside()). */
 #define PATH_AUDIT_SOCK_NAME "audit.sock" /* agentd --stream, $AGENTD_STREAM */
 #define PATH_METRICS_SOCK_NAME "metrics.sock" /* $AGENTD_METRICS */
-#define PATH_AGENTS_DIR_NAME "agents" /* each agent's broker socket: agents/NAME.sock */
+#define PATH_AGENTS_DIR_NAME "agents" /* each agent's broker socket: agents/NAME/tool.sock */
 #define PATH_AUDIT_SOCK PATH_RUN_DIR "/" PATH_AUDIT_SOCK_NAME
 
 #define PATH_STATE_DIR "/var/lib/agentd" /* agentd --state-dir */
