@@ -91,18 +91,25 @@ int BPF_PROG(path_notify, const struct path *path, __u64 mask, unsigned int obj_
 		      AGENTD_RIGHT_READ);
 }
 
-/* Removal: the object itself (and so its tree) needs REMOVE. */
-static __always_inline int check_remove(const struct path *dir, struct dentry *dentry, __u32 hook)
+/* An operation on the object d, reached through mnt, that needs the rights needed. */
+static __always_inline int check_at(struct vfsmount *mnt, struct dentry *d, __u32 hook,
+				    __u32 needed)
 {
 	struct agent a;
 	int err;
 
 	if (!current_agent(&a))
 		return 0;
-	err = cgroup_path_check(&a, dir->mnt, hook);
+	err = cgroup_path_check(&a, mnt, hook);
 	if (err)
 		return err;
-	return decide(&a, hook, dentry, dir->mnt, dentry, AGENTD_RIGHT_REMOVE);
+	return decide(&a, hook, d, mnt, d, needed);
+}
+
+/* Removal: the object itself (and so its tree) needs REMOVE. */
+static __always_inline int check_remove(const struct path *dir, struct dentry *dentry, __u32 hook)
+{
+	return check_at(dir->mnt, dentry, hook, AGENTD_RIGHT_REMOVE);
 }
 
 SEC("lsm/path_unlink")
@@ -208,16 +215,7 @@ int BPF_PROG(path_rename, const struct path *old_dir, struct dentry *old_dentry,
 
 static __always_inline int check_path(const struct path *path, __u32 hook, __u32 needed)
 {
-	struct dentry *d = path->dentry;
-	struct agent a;
-	int err;
-
-	if (!current_agent(&a))
-		return 0;
-	err = cgroup_path_check(&a, path->mnt, hook);
-	if (err)
-		return err;
-	return decide(&a, hook, d, path->mnt, d, needed);
+	return check_at(path->mnt, path->dentry, hook, needed);
 }
 
 SEC("lsm/path_truncate")

@@ -34,6 +34,12 @@ tier_unit() {
 	else
 		echo "FAIL unit/audit-schema-every-record: see $build/audit-schema.log"
 	fi
+	# The policy and tools registry schemas against the parser's keys and the policies.
+	if /usr/bin/python3 "$top/selftests/policy/check_schema.py" >"$build/policy-schema.log" 2>&1; then
+		echo "PASS unit/policy-schema-matches-parser"
+	else
+		echo "FAIL unit/policy-schema-matches-parser: see $build/policy-schema.log"
+	fi
 }
 
 # Each libFuzzer target for FUZZ_SECONDS (default 5), from its seed corpus when it has one.

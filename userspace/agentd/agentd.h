@@ -3,6 +3,7 @@
 #define AGENTD_AGENTD_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include "audit/audit.h"
 #include "policy/compile.h"
 #include "kernel/enforcer.h"
@@ -26,6 +27,9 @@ struct options {
 	const char *stream_group; /* NULL: root only */
 	unsigned proxy_idle_sec; /* a relayed connection silent both ways this long is closed */
 	unsigned ring_mb; /* the events ring buffer, MiB (a power of two) */
+	const char *metrics_listen; /* --metrics-listen as given; NULL: none */
+	struct sockaddr_storage metrics_addr; /* its loopback address */
+	socklen_t metrics_addr_len;
 	bool verbose;
 };
 

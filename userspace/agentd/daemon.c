@@ -349,6 +349,8 @@ static int setup(struct daemon *d)
 		if (err)
 			log_err("metrics socket %s: %s\n", d->metrics_path, strerror(-err));
 	}
+	if (!err)
+		err = metrics_listen_start(d);
 	return err;
 }
 

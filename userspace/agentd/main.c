@@ -12,6 +12,7 @@
 #include "agentd.h"
 #include "log.h"
 #include "kernel/probe.h"
+#include "wire/prom.h"
 
 static void usage(FILE *out)
 {
@@ -20,7 +21,8 @@ static void usage(FILE *out)
 		"       agentd [--control PATH] [--state-dir DIR] [--audit-dir DIR]\n"
 		"              [--pin-dir DIR] [--cgroup DIR] [--allow-partial]\n"
 		"              [--stream PATH] [--stream-group GROUP]\n"
-		"              [--proxy-idle-timeout SECONDS] [--ring-buffer-mb N] [-v]\n"
+		"              [--proxy-idle-timeout SECONDS] [--ring-buffer-mb N]\n"
+		"              [--metrics-listen ADDR:PORT] [-v]\n"
 		"       agentd --teardown\n"
 		"\n"
 		"  --probe           report what this kernel can enforce (BPF LSM with a trial\n"
@@ -55,6 +57,10 @@ static void usage(FILE *out)
 		"  --ring-buffer-mb N\n"
 		"                    the kernel's events ring buffer, MiB: a power of two, 1-1024\n"
 		"                    (default 32); one pinned already keeps its size\n"
+		"  --metrics-listen ADDR:PORT\n"
+		"                    also serve the metrics (docs/METRICS.md) over HTTP, GET\n"
+		"                    /metrics, on this loopback address: 127.0.0.0/8 or [::1]\n"
+		"                    (the Unix socket metrics.sock is always there)\n"
 		"  SIGHUP reloads every agent's policy; SIGTERM stops, enforcement stays;\n"
 		"  decisions go to the audit log (and, with -v, one line each on stdout)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
@@ -85,6 +91,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "stream-group", required_argument, NULL, 'g' },
 		{ "proxy-idle-timeout", required_argument, NULL, 'I' },
 		{ "ring-buffer-mb", required_argument, NULL, 'R' },
+		{ "metrics-listen", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -92,7 +99,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	enum log_level level = LOG_INFO;
 	unsigned long v;
 	int c, opt;
-	char *end;
+	char *end, why[256];
 
 	while ((c = getopt_long(argc, argv, "jvh", longopts, &opt)) != -1) {
 		switch (c) {
@@ -159,6 +166,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->ring_mb = (unsigned)v;
+			break;
+		case 'M':
+			if (prom_listen_parse(optarg, &o->metrics_addr, &o->metrics_addr_len, why,
+					      sizeof(why))) {
+				log_err("%s\n", why);
+				return -EINVAL;
+			}
+			o->metrics_listen = optarg;
 			break;
 		case 'v':
 			level = LOG_DEBUG;

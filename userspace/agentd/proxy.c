@@ -34,7 +34,13 @@
 struct proxy_agent {
 	int lfd;
 	__u16 port;
+	struct proxy_stats stats;
 };
+
+static struct {
+	char name[PROXY_REASONS_MAX][sizeof(((struct proxy_report *)0)->why)];
+	unsigned n;
+} reasons;
 
 static struct {
 	char path[PATH_MAX]; /* agentd-worker */
@@ -249,6 +255,43 @@ static bool report_ok(struct proxy_report *rep)
 	return rep->agent && rep->agent < AGENTD_MAX_AGENTS;
 }
 
+/* The report's counts, on its agent's proxy (none once the agent is down). */
+static void count_report(struct daemon *d, const struct proxy_report *rep)
+{
+	struct proxy_agent *p = d->agents[rep->agent] ? d->agents[rep->agent]->proxy : NULL;
+	const char *why = rep->why[0] ? rep->why : "unknown";
+	unsigned i;
+
+	if (!p)
+		return;
+	p->stats.bytes_up += rep->up;
+	p->stats.bytes_down += rep->down;
+	if (rep->status == 200) {
+		p->stats.relayed++;
+		return;
+	}
+	p->stats.refused++;
+	for (i = 0; i < reasons.n && strcmp(reasons.name[i], why); i++)
+		;
+	if (i == reasons.n && i < PROXY_REASONS_MAX)
+		snprintf(reasons.name[reasons.n++], sizeof(reasons.name[0]), "%s", why);
+	p->stats.refusals[i]++;
+}
+
+const struct proxy_stats *proxy_agent_stats(const struct agent *a)
+{
+	const struct proxy_agent *p = a->proxy;
+
+	return p ? &p->stats : NULL;
+}
+
+const char *proxy_reason(unsigned i)
+{
+	if (i >= PROXY_REASONS_MAX)
+		return i == PROXY_REASONS_MAX ? "other" : NULL;
+	return i < reasons.n ? reasons.name[i] : NULL;
+}
+
 static int spawn(struct daemon *d);
 
 static void worker_gone(struct daemon *d)
@@ -286,9 +329,10 @@ static void on_worker(void *ctx, int fd, uint32_t events)
 
 	for (;;) {
 		n = recv(fd, &rep, sizeof(rep), MSG_DONTWAIT | MSG_TRUNC);
-		if (n == sizeof(rep) && report_ok(&rep))
+		if (n == sizeof(rep) && report_ok(&rep)) {
 			audit_report(d, &rep);
-		else if (n > 0)
+			count_report(d, &rep);
+		} else if (n > 0)
 			log_err("proxy worker: malformed report (%zd bytes), ignoring\n", n);
 		else
 			break;

@@ -124,6 +124,7 @@ struct broker {
 	rlim_t nofile; /* agentd's RLIMIT_NOFILE soft limit at start, the tools' */
 	int landlock_abi; /* what holds tools to their callers' files; -errno: none, tools refused */
 	char tools_missing[64]; /* controllers tool cgroups do not get here: "cpu, memory, pids" */
+	struct broker_stats stats;
 };
 
 static struct broker *the_broker;
@@ -134,6 +135,46 @@ static __u64 now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- metrics ---- */
+
+/* A tool's counters. known: the name is in the caller's registry (checked by the caller). */
+static struct broker_tool_stats *tool_stats(struct broker *b, const char *name, bool known)
+{
+	struct broker_stats *s = &b->stats;
+	unsigned i;
+
+	if (!known)
+		return &s->tools[0];
+	for (i = 1; i < s->n_tools; i++)
+		if (!strcmp(s->tools[i].name, name))
+			return &s->tools[i];
+	if (s->n_tools == BROKER_STATS_TOOLS)
+		return &s->tools[0];
+	snprintf(s->tools[i].name, sizeof(s->tools[i].name), "%s", name);
+	return &s->tools[s->n_tools++];
+}
+
+/* One call's outcome (BROKER_OUTCOMES; another code counts as failed); seconds < 0: it did not
+ * run. */
+static void count_call(struct broker *b, const char *tool, bool known, const char *outcome,
+		       double seconds)
+{
+	static const char *const names[BROKER_N_OUTCOMES] = BROKER_OUTCOMES;
+	struct broker_tool_stats *t = tool_stats(b, tool, known);
+	unsigned i;
+
+	for (i = 0; i < BROKER_N_OUTCOMES - 1 && strcmp(names[i], outcome); i++)
+		;
+	t->calls[i]++;
+	if (seconds >= 0)
+		metrics_histogram_observe(&t->seconds, seconds);
+}
+
+const struct broker_stats *broker_stats(void)
+{
+	return the_broker ? &the_broker->stats : NULL;
 }
 
 /* ---- the channel to the worker ---- */
@@ -368,6 +409,7 @@ static void refuse(struct bagent *ba, struct bconn *c, long long id, const char 
 	audit_call(ba->b, &who, tool, false, args_len, args_sha, NULL, 0, "outcome=%s reason=%s",
 		   code, msg);
 	ba->refused++;
+	count_call(ba->b, tool, ba->a->tools && tools_find(ba->a->tools, tool), code, -1);
 }
 
 static void audit_unread(struct bagent *b, struct bconn *c, size_t len)
@@ -422,6 +464,8 @@ static void call_done(void *ctx, struct tool_run *run, const struct tool_run_res
 		   "outcome=%s exit=%d duration_us=%llu truncated=%s redacted=%u err_len=%zu",
 		   outcome, code, (unsigned long long)res->duration_us,
 		   res->truncated ? "true" : "false", res->redacted, res->err_len);
+	/* Granted when it started: the name is its registry's. */
+	count_call(b, call->tool, true, outcome, res->duration_us / 1e6);
 	call_free(call);
 }
 
@@ -674,6 +718,7 @@ static void builtin(struct bagent *ba, struct bconn *c, const struct broker_requ
 	audit_call(ba->b, &who, req->tool, true, args_len, args_sha, NULL, 0,
 		   "outcome=ok exit=0 duration_us=%llu builtin=%s",
 		   (unsigned long long)(now_ns() - t0) / 1000, t->builtin);
+	count_call(ba->b, req->tool, true, "ok", (now_ns() - t0) / 1e9);
 }
 
 /* A request the worker passed on: its binary form checked and decoded, then the policy. */
@@ -746,6 +791,16 @@ static bool worker_code(const char *code)
 	       !strcmp(code, BROKER_E_REQUEST) || !strcmp(code, BROKER_E_FAILED);
 }
 
+static void count_frame(struct broker *b, const char *code)
+{
+	static const char *const codes[BROKER_N_FRAME_CODES] = BROKER_FRAME_CODES;
+	unsigned i;
+
+	for (i = 0; i < BROKER_N_FRAME_CODES; i++)
+		if (!strcmp(codes[i], code))
+			b->stats.frames_refused[i]++;
+}
+
 /* A frame the worker refused: agentd replies (and closes when the framing is lost), audits. */
 static int on_refused(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
@@ -767,6 +822,7 @@ static int on_refused(struct bagent *ba, struct bconn *c, const char *data, size
 	audit_call(ba->b, &who, "?", false, r.len, r.sha256, NULL, 0, "outcome=%s reason=%s",
 		   r.err.code, r.err.message);
 	ba->refused++;
+	count_frame(ba->b, r.err.code);
 	if (r.close)
 		conn_end(ba, c);
 	return 0;
@@ -1009,6 +1065,7 @@ static void refuse_conn(struct bagent *ba, int fd, const struct bconn *c, const 
 	audit_call(ba->b, &who, "?", false, 0, NULL, NULL, 0, "outcome=%s reason=%s",
 		   BROKER_E_IDENTITY, why);
 	ba->refused++;
+	ba->b->stats.conns_refused++;
 }
 
 static void on_accept(void *ctx, int lfd, uint32_t events)
@@ -1216,6 +1273,8 @@ int broker_start(struct daemon *d)
 	if (!b)
 		return -ENOMEM;
 	b->nofile = RLIM_INFINITY;
+	strcpy(b->stats.tools[0].name, "?");
+	b->stats.n_tools = 1;
 	more_fds(b);
 	b->landlock_abi = probe_landlock_abi();
 	if (b->landlock_abi < 1)

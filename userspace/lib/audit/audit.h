@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include "wire/prom.h"
 
 #define AUDIT_SCHEMA_VERSION 1
 #define AUDIT_HASH_HEX 65 /* 64 hex digits and a NUL */
@@ -217,6 +218,15 @@ int audit_writer_failing(const struct audit_writer *w, __u64 *since_ns);
 /* Whether FS_APPEND_FL holds on the live file. */
 bool audit_writer_append_only(const struct audit_writer *w);
 __u64 audit_writer_last_seq(const struct audit_writer *w);
+
+/* What the writer has done since it opened (docs/METRICS.md). */
+struct audit_writer_stats {
+	__u64 batches, records, bytes; /* committed (written and fdatasync'ed) */
+	__u64 write_errors; /* failed attempts: a write, an fdatasync, a segment switch */
+	__u64 behind; /* records appended and not yet committed (queued or in flight) */
+	struct metrics_histogram commit_seconds; /* the write and fdatasync of each batch */
+};
+void audit_writer_stats(const struct audit_writer *w, struct audit_writer_stats *out);
 /* Commits, records log-stop, closes; accepts NULL. Returns 0 or the last error. */
 int audit_writer_close(struct audit_writer *w);
 

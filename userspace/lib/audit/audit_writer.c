@@ -76,6 +76,7 @@ struct committer {
 	__u64 off; /* file offset of buf[0] */
 	unsigned records;
 	__u64 last_seq;
+	__u64 attempt_ns; /* the last attempt's duration */
 };
 
 /* Records dropped while the log could not be written, per agent (0: the daemon's own). */
@@ -120,6 +121,7 @@ struct audit_writer {
 	char switch_name[64];
 	struct failure fail;
 	struct compressor gz;
+	struct audit_writer_stats stats; /* behind is filled in by audit_writer_stats() */
 };
 
 static __u64 now_ns(clockid_t clk)
@@ -216,6 +218,7 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 static void *commit_thread(void *arg)
 {
 	struct committer *c = arg;
+	__u64 t0;
 	int err;
 
 	pthread_mutex_lock(&c->lock);
@@ -225,8 +228,10 @@ static void *commit_thread(void *arg)
 		if (!c->busy || __atomic_load_n(&c->done, __ATOMIC_RELAXED))
 			break;
 		pthread_mutex_unlock(&c->lock);
+		t0 = now_ns(CLOCK_MONOTONIC);
 		err = commit_attempt(c);
 		pthread_mutex_lock(&c->lock);
+		c->attempt_ns = now_ns(CLOCK_MONOTONIC) - t0;
 		c->err = err;
 		__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&c->cond);
@@ -324,6 +329,7 @@ static void failed(struct audit_writer *w, int err)
 	}
 	f->err = err;
 	f->attempts++;
+	w->stats.write_errors++;
 	/* 10 ms, doubling to 1 s: a full disk is not watched in a busy loop */
 	f->backoff_ms = f->backoff_ms ? f->backoff_ms * 2 : 10;
 	if (f->backoff_ms > 1000)
@@ -412,6 +418,10 @@ static int commit_reap(struct audit_writer *w, bool wait)
 		return err;
 	}
 	c->busy = false;
+	w->stats.batches++;
+	w->stats.records += c->records;
+	w->stats.bytes += c->len;
+	metrics_histogram_observe(&w->stats.commit_seconds, c->attempt_ns / 1e9);
 	if (w->o.committed)
 		w->o.committed(w->o.ctx, c->buf, c->len);
 	w->committed_seq = c->last_seq;
@@ -855,6 +865,12 @@ int audit_writer_failing(const struct audit_writer *w, __u64 *since_ns)
 	if (since_ns)
 		*since_ns = w->fail.on ? w->fail.since_ns : 0;
 	return w->fail.on ? w->fail.err : 0;
+}
+
+void audit_writer_stats(const struct audit_writer *w, struct audit_writer_stats *out)
+{
+	*out = w->stats;
+	out->behind = w->seq - w->committed_seq;
 }
 
 bool audit_writer_append_only(const struct audit_writer *w)
