@@ -46,7 +46,7 @@ endif
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
 	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema curl \
-	dpkg-dev debhelper lintian libsystemd-dev prometheus
+	dpkg-dev debhelper lintian libsystemd-dev prometheus nodejs
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)
@@ -203,6 +203,14 @@ deps:
 	if [ "$$(id -u)" != 0 ]; then echo "deps: need root to install: $$missing" >&2; exit 1; fi; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -q && apt-get install -y -q --no-install-recommends $$missing
+	$(Q)$(MAKE) --no-print-directory selftests/mcp/node_modules/.package-lock.json
+
+# The official MCP SDK for the MCP tests (selftests/mcp/package-lock.json pins it), from npm.
+selftests/mcp/node_modules/.package-lock.json: selftests/mcp/package.json selftests/mcp/package-lock.json
+	$(call msg,NPM,$(@D))
+	$(Q)command -v npm >/dev/null || apt-get install -y -q --no-install-recommends npm
+	$(Q)cd selftests/mcp && npm ci --no-audit --no-fund --loglevel=error \
+		|| { echo "deps: npm ci failed: the MCP tests will skip" >&2; [ "$${CI:-}" != true ]; }
 
 .PHONY: check check-unit check-host check-vm check-pkg
 # deps first, then a fresh make: the build's variables depend on the tools deps installs.
@@ -243,6 +251,8 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_audit_writer -n 2000000
 	$(Q)echo "== host: the tool broker's round trip (selftests/bench/bench_broker.c)"
 	$(Q)$(OUT)/selftests/bench_broker 100000
+	$(Q)echo "== host: a tools/call through agent-tool mcp against the socket directly (docs/MCP.md)"
+	$(Q)$(OUT)/selftests/bench_broker 20000 mcp
 	$(Q)echo "== host: the egress proxy against direct connections (selftests/bench/bench_proxy.c)"
 	$(Q)$(OUT)/selftests/bench_proxy 4000 1024
 	$(Q)echo "== VM: open+close, stat, exec and connect under the policy (selftests/bench/bench_open.c), and lsm/ against"
@@ -276,7 +286,7 @@ cycles: $(CYCLE_OBJS)
 # policies and tools registry under CONFDIR; a configuration file the operator changed is kept,
 # and the shipped one is put beside it as FILE.new.
 CONF_FILES := $(wildcard policies/*.json policies/base/*.json)
-DOC_FILES := README.md $(wildcard docs/*.md)
+DOC_FILES := README.md $(wildcard docs/*.md docs/*.schema.json)
 
 .PHONY: install uninstall deb
 install: $(PROGS)

@@ -14,7 +14,9 @@
  *   least any broker can do) and a relay through a middle process per agent (agent -> middle ->
  *   back end -> agent, as agent -> worker -> agentd -> agent: the least a privilege-separated
  *   design of 3 processes per call can do).
- * Usage: bench_broker [CALLS [floor|broker]] (as root).
+ * - mcp: the noop through agent-tool mcp (an MCP client's tools/call on its stdin, the reply on
+ *   its stdout) against the same call over the socket directly, from 1 agent, in one daemon.
+ * Usage: bench_broker [CALLS [floor|broker|mcp]] (as root).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -230,6 +232,57 @@ static int client(struct bench *b, int i, const char *tool, int n, float *lat)
 	return 0;
 }
 
+/* In agent i's cgroup: agent-tool mcp on pipes, initialized, then n tools/call of the noop, one
+ * at a time; latencies (µs) into lat. */
+static int mcp_client(struct bench *b, int i, int n, float *lat)
+{
+	char prog[PATH_MAX + 16], sock[PATH_MAX + 64], line[4096];
+	int in[2], out[2], k;
+	FILE *w, *r;
+	double t0;
+	pid_t pid;
+
+	snprintf(prog, sizeof(prog), "%s/agent-tool", b->bin);
+	snprintf(sock, sizeof(sock), "%s/run/agents/b%d/tool.sock", b->dir, i);
+	if (pipe(in) || pipe(out))
+		return 2;
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]); /* its stdin ends when the bench closes it */
+		setenv("AGENTD_TOOL_SOCKET", sock, 1);
+		execl(prog, "agent-tool", "mcp", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	w = fdopen(in[1], "w");
+	r = fdopen(out[0], "r");
+	if (pid < 0 || !w || !r)
+		return 2;
+	fputs("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+	      "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":"
+	      "{\"name\":\"bench\",\"version\":\"0\"}}}\n",
+	      w);
+	if (fflush(w) || !fgets(line, sizeof(line), r) || !strstr(line, "\"result\""))
+		return 3;
+	for (k = 0; k < n; k++) {
+		t0 = now_us();
+		fprintf(w,
+			"{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+			"{\"name\":\"noop\",\"arguments\":{}}}\n",
+			k + 1);
+		if (fflush(w) || !fgets(line, sizeof(line), r) ||
+		    !strstr(line, "\"isError\":false"))
+			return 4;
+		lat[k] = (float)(now_us() - t0);
+	}
+	fclose(w);
+	fclose(r);
+	return waitpid(pid, &k, 0) == pid && WIFEXITED(k) && !WEXITSTATUS(k) ? 0 : 5;
+}
+
 /* The id of a noop's ok reply (canonical JSON: {"exit":0,"id":N,"ok":true,...}); -1 if none. */
 static long reply_id(const char *p, size_t n)
 {
@@ -374,7 +427,8 @@ static int cmp_float(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* agents clients at once, calls in all; prints p50, p99, calls/s. */
+/* agents clients at once, calls in all (tool "mcp": the noop through agent-tool mcp); prints
+ * p50, p99, calls/s. */
 static int measure(struct bench *b, const char *label, const char *tool, int agents, int calls)
 {
 	int per = calls / agents, i, status, bad = 0;
@@ -394,6 +448,8 @@ static int measure(struct bench *b, const char *label, const char *tool, int age
 		snprintf(cg, sizeof(cg), "%s/b%d", b->cgroup, i);
 		cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		pids[i] = cgfd < 0 ? -1 : cgroup_fork_into(cgfd);
+		if (pids[i] == 0 && !strcmp(tool, "mcp"))
+			_exit(mcp_client(b, i, per, lat + (size_t)i * per));
 		if (pids[i] == 0)
 			_exit(client(b, i, tool, per, lat + (size_t)i * per));
 		if (cgfd >= 0)
@@ -713,6 +769,22 @@ static int floor_round(int calls, bool relay)
 	return err;
 }
 
+/* The noop through agent-tool mcp and directly, from one agent of one daemon. */
+static int mcp_round(int calls)
+{
+	struct bench b = { 0 };
+	int err = start(&b, true);
+
+	if (err)
+		fprintf(stderr, "bench_broker: agentd did not start\n");
+	err = err ?: agentctl(&b, "add", "b0");
+	err = err ?: measure(&b, "noop, socket, audit log", "noop", 1, calls);
+	err = err ?: measure(&b, "noop, agent-tool mcp, audit", "mcp", 1, calls);
+	agentctl(&b, "rm", "b0");
+	stop(&b);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	int calls = argc > 1 ? atoi(argv[1]) : 100000, err = 0;
@@ -725,10 +797,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_broker [CALLS >= %d]\n", AGENTS);
 		return 2;
 	}
-	if (argc > 2 && strcmp(argv[2], "floor") && strcmp(argv[2], "broker")) {
-		fprintf(stderr, "usage: bench_broker [CALLS [floor|broker]]\n");
+	if (argc > 2 && strcmp(argv[2], "floor") && strcmp(argv[2], "broker") &&
+	    strcmp(argv[2], "mcp")) {
+		fprintf(stderr, "usage: bench_broker [CALLS [floor|broker|mcp]]\n");
 		return 2;
 	}
+	if (argc > 2 && !strcmp(argv[2], "mcp"))
+		return mcp_round(calls) ? 1 : 0;
 	if (argc < 3 || !strcmp(argv[2], "floor"))
 		err = floor_round(calls, false) || floor_round(calls, true);
 	if (!err && (argc < 3 || !strcmp(argv[2], "broker")))

@@ -352,6 +352,30 @@ TEST(fallback_run_refuses_a_policy_changed_since_loaded)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "fb", "--", "/usr/bin/true", NULL), 0);
 }
 
+/*
+ * A path of the policy renamed over after agentd loaded it: agentd's rules hold the object it
+ * found, so run refuses rather than give the new object Landlock's rule, until a reload makes
+ * the new object the policy's.
+ */
+TEST(fallback_run_refuses_a_path_renamed_over_since_loaded)
+{
+	struct env *e = setup();
+	char out[8192], outside[PATH_MAX], readonly[PATH_MAX];
+
+	path_in(outside, sizeof(outside), e->dir, "outside");
+	path_in(readonly, sizeof(readonly), e->dir, "readonly");
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "fb", "--policy", e->policy, NULL),
+		  0);
+	ASSERT_OK(rename(outside, readonly));
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "fb", "--", "/usr/bin/cat", readonly, NULL),
+		  3);
+	ASSERT(!strstr(out, "outside"));
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "reload", "fb", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "run", "fb", "--", "/usr/bin/cat", readonly, NULL),
+		  0);
+	ASSERT(strstr(out, "outside"));
+}
+
 /* Runs agentctl with fd (opened by the child from path with flags) as descriptor target_fd
  * and standard error into out; returns its exit status. */
 static int agentctl_with_fd(char *out, size_t outsz, const char *path, int flags, int target_fd,

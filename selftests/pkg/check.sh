@@ -27,7 +27,7 @@ expected_files() {
 		usr/share/bash-completion/completions/agentctl usr/share/doc/agentd/README.md; do
 		echo "$f"
 	done
-	(cd "$top" && git ls-files 'docs/*.md' | sed 's#^docs/#usr/share/doc/agentd/#')
+	(cd "$top" && git ls-files 'docs/*.md' 'docs/*.schema.json' | sed 's#^docs/#usr/share/doc/agentd/#')
 	(cd "$top/policies" && git ls-files '*.json' | sed 's#^#etc/agentd/#')
 }
 

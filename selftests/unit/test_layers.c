@@ -8,6 +8,7 @@
 #include "agentd/abi.h"
 #include "harness.h"
 #include "sandbox/layers.h"
+#include "policy/load.h"
 #include "policy/policy.h"
 #include "testlib.h"
 
@@ -210,16 +211,16 @@ TEST(layers_parse_and_enforcers)
  * to either is a different digest (run refuses a policy changed since agentd loaded it). */
 TEST(digest_covers_capabilities_and_env)
 {
-	char a[LAYERS_DIGEST_HEX], b[LAYERS_DIGEST_HEX], c[LAYERS_DIGEST_HEX];
+	char a[POLICY_DIGEST_HEX], b[POLICY_DIGEST_HEX], c[POLICY_DIGEST_HEX];
 	struct policy *p = load("{\"name\": \"t\", \"env\": [\"LC_ALL\"]}");
 	struct policy *q = load("{\"name\": \"t\", \"env\": [\"LC_ALL\", \"GOPATH\"]}");
 
 	test_defer(free_policy, p);
 	test_defer(free_policy, q);
-	ASSERT_EQ(layers_policy_digest(p, a), 0);
-	ASSERT_EQ(layers_policy_digest(q, b), 0);
+	ASSERT_EQ(policy_digest(p, a), 0);
+	ASSERT_EQ(policy_digest(q, b), 0);
 	ASSERT(strcmp(a, b));
 	p->capabilities = 1ULL << 10;
-	ASSERT_EQ(layers_policy_digest(p, c), 0);
+	ASSERT_EQ(policy_digest(p, c), 0);
 	ASSERT(strcmp(a, c));
 }

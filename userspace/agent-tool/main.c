@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "wire/broker_proto.h"
 #include "wire/unixsock.h"
+#include "agent-tool.h"
 
 #define EXIT_USAGE 2
 #define EXIT_REFUSED 125 /* the broker refused or failed the call */
@@ -21,9 +22,11 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: agent-tool [--json] NAME [KEY=VALUE | KEY:=JSON]...\n"
+		"       agent-tool mcp\n"
 		"\n"
 		"Calls the broker tool NAME over $AGENTD_TOOL_SOCKET. KEY=VALUE passes a string,\n"
-		"KEY:=JSON an integer or a boolean (n:=3, all:=true).\n"
+		"KEY:=JSON an integer or a boolean (n:=3, all:=true). agent-tool mcp serves the\n"
+		"agent's tools to an MCP client on stdin and stdout (docs/MCP.md).\n"
 		"  --json   print the broker's reply as JSON instead\n"
 		"\n"
 		"Exit status: the tool's; %d when it timed out; %d when the broker refused the\n"
@@ -68,8 +71,7 @@ static int parse_args(json_t *args, int argc, char **argv)
 	return 0;
 }
 
-/* The broker may refuse before reading the request: its reply then says why. */
-static int send_request(int fd, const char *frame, size_t len)
+int send_request(int fd, const char *frame, size_t len)
 {
 	int err = frame_send(fd, frame, len);
 
@@ -123,6 +125,15 @@ int main(int argc, char **argv)
 	int c, fd, err, code = EXIT_REFUSED;
 	json_t *doc;
 
+	/* agent-tool -- mcp calls a tool named mcp. */
+	if (argc == 2 && !strcmp(argv[1], "mcp")) {
+		if (!sock || !*sock) {
+			fprintf(stderr, "agent-tool: AGENTD_TOOL_SOCKET is not set (run the agent "
+					"with agentctl run)\n");
+			return EXIT_USAGE;
+		}
+		return mcp_main(sock);
+	}
 	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);

@@ -14,6 +14,7 @@
 #include "sandbox/landlock.h"
 #include "sandbox/layers.h"
 #include "log.h"
+#include "policy/load.h"
 #include "policy/policy.h"
 #include "kernel/probe.h"
 
@@ -236,13 +237,14 @@ static int check_registry(const char *file, json_t *results)
 /* Checks one file; returns 0 valid, EXIT_NO invalid, EXIT_FAIL out of memory. */
 static int check_one(const struct check_opts *o, const char *file, json_t *results)
 {
-	static const struct tools_registry no_tools = { .path = "(no tools.json found)" };
 	struct policy_vars vars = { .v = o->vars, .n = o->nvars };
+	struct policy_source src = { .path = file,
+				     .vars = &vars,
+				     .no_tools = "(no tools.json found)" };
 	struct policy_errors errs = { 0 };
 	struct tools_registry *reg = NULL;
 	struct policy *p = NULL;
 	char buf[PATH_MAX], *copy;
-	const char *tpath;
 	int err;
 
 	copy = strdup(file);
@@ -252,10 +254,8 @@ static int check_one(const struct check_opts *o, const char *file, json_t *resul
 	free(copy);
 	if (err)
 		return check_registry(file, results);
-	tpath = tools_path(o, file, buf, sizeof(buf));
-	err = tpath ? tools_load(tpath, &reg, &errs) : 0;
-	if (!err)
-		err = policy_load(file, &vars, reg ? reg : &no_tools, &p, &errs);
+	src.tools = tools_path(o, file, buf, sizeof(buf));
+	err = policy_load_full(&src, &p, &reg, &errs);
 	if (results) {
 		json_t *r = result_json(o, file, p, &errs);
 

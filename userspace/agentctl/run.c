@@ -38,6 +38,7 @@
 #include "sandbox/landlock.h"
 #include "sandbox/layers.h"
 #include "log.h"
+#include "policy/load.h"
 #include "policy/policy.h"
 #include "kernel/probe.h"
 #include "pty.h"
@@ -298,14 +299,16 @@ static int open_cgroup(const json_t *agent, const char *name, int *fd)
  */
 static int load_policy(const json_t *agent, const char *name, struct policy **out)
 {
-	const char *path = json_string_value(json_object_get(agent, "policy"));
-	const char *tools = json_string_value(json_object_get(agent, "tools"));
-	const char *want = json_string_value(json_object_get(agent, "policy_digest"));
 	struct policy_var vars[CONTROL_VARS_MAX];
 	struct policy_vars pv = { .v = vars };
+	struct policy_source src = {
+		.path = json_string_value(json_object_get(agent, "policy")),
+		.tools = json_string_value(json_object_get(agent, "tools")),
+		.vars = &pv,
+		.digest = json_string_value(json_object_get(agent, "policy_digest")),
+	};
 	struct policy_errors errs = { 0 };
-	struct tools_registry *reg = NULL;
-	char digest[LAYERS_DIGEST_HEX], line[1024];
+	char line[1024];
 	const char *k;
 	json_t *v;
 	int err;
@@ -317,28 +320,21 @@ static int load_policy(const json_t *agent, const char *name, struct policy **ou
 		vars[pv.n].name = k;
 		vars[pv.n++].value = json_string_value(v) ? json_string_value(v) : "";
 	}
-	err = path ? 0 : -EINVAL;
-	if (!err && tools && *tools)
-		err = tools_load(tools, &reg, &errs);
-	if (!err)
-		err = policy_load(path, &pv, reg, out, &errs);
-	tools_free(reg);
-	if (err) {
-		if (errs.n)
-			policy_error_format(&errs.v[0], line, sizeof(line));
-		log_err("run: agent %s: its policy %s does not load: %s\n", name,
-			path ? path : "(none)", errs.n ? line : strerror(-err));
-		policy_errors_clear(&errs);
-		return EXIT_FAIL;
-	}
+	/* agentd reports no digest for a policy it could not load: none matches "". */
+	if (!src.digest)
+		src.digest = "";
+	err = policy_load_full(&src, out, NULL, &errs);
+	if (errs.n)
+		policy_error_format(&errs.v[0], line, sizeof(line));
 	policy_errors_clear(&errs);
-	if (!want || layers_policy_digest(*out, digest) || strcmp(digest, want)) {
+	if (err == -ESTALE)
 		log_err("run: agent %s: %s changed since agentd loaded it (or agentd could not "
 			"load it): run agentctl policy reload %s first\n",
-			name, path, name);
-		return EXIT_FAIL;
-	}
-	return 0;
+			name, src.path, name);
+	else if (err)
+		log_err("run: agent %s: its policy %s does not load: %s\n", name,
+			src.path ? src.path : "(none)", errs.n ? line : strerror(-err));
+	return err ? EXIT_FAIL : 0;
 }
 
 /* The gap in one line; with --require full, the whole list and a refusal. */
@@ -402,7 +398,7 @@ static int prepare(const struct run_opts *o, const json_t *agent, struct sandbox
 	}
 	if (err) {
 		log_err("run: agent %s: Landlock ruleset%s%s: %s\n", o->name, *bad ? " at " : "",
-			bad, strerror(-err));
+			bad, landlock_strerror(err));
 		return EXIT_FAIL;
 	}
 	return 0;

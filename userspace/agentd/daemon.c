@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The daemon, agentd's one mode. One poll loop serves the control socket, the
+ * The daemon, agentd's one mode. One event loop (loop.c) serves the control socket, the
  * ring buffer and the audit writer's batch timer. Agents live under one parent cgroup, where
  * the cgroup programs are attached once; their state is kept in the state directory, so that a
  * restarted agentd re-adopts them. Stopping leaves every pin: enforcement goes on.
@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <time.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,62 +224,28 @@ static void report_drops(struct daemon *d, bool now)
 	audit_hold_update(d, true);
 }
 
-static int timeout_ms(struct daemon *d, struct server *srv, bool more)
+/* The next pass: at once with events waiting, at the earliest timer asked of the loop, and at
+ * least every POLL_MS for the ticks (losses every second, deadlines). */
+static int timeout_ms(struct daemon *d, bool more)
 {
-	int t = more ? 0 : POLL_MS, a = audit_writer_timeout_ms(d->sink.audit),
-	    s = server_timeout_ms(srv), l = loop_take_timeout(d->loop);
+	int t = more ? 0 : POLL_MS, a = audit_writer_timeout_ms(d->sink.audit), l;
 
-	if (a >= 0 && a < t)
-		t = a;
-	if (s >= 0 && s < t)
-		t = s;
-	if (l >= 0 && l < t)
-		t = l;
-	return t;
-}
-
-/* The control socket's listener, which the loop watches too: its events for the pass. */
-static void on_listener(void *ctx, int fd, uint32_t events)
-{
-	(void)fd;
-	*(uint32_t *)ctx |= events;
+	if (a >= 0)
+		loop_wake_within(d->loop, a);
+	l = loop_take_timeout(d->loop);
+	return l >= 0 && l < t ? l : t;
 }
 
 /*
- * Waits for the pass's fds (fds[0], the control listener, to fds[n - 1]) and runs the loop's
- * callbacks: the services first, so that a stream subscriber that came before a request that
- * makes records is listening when they are published. With the listener alone, as under load
- * from the agents, the loop's one epoll_wait() serves all; with control clients, poll() them
- * with the loop's fd. Returns 0 or -errno.
+ * The daemon's one loop: every fd (control socket, ring buffer, services, streams) is watched by
+ * d->loop; each pass runs their callbacks, then the control clients (server_service()), then the
+ * ticks that run every pass (ring buffer, losses, streams, audit writer).
  */
-static int wait_pass(struct daemon *d, struct pollfd *fds, int n, int timeout, uint32_t *listener)
-{
-	int err;
-
-	*listener = 0;
-	if (n == 1) {
-		err = loop_dispatch(d->loop, timeout);
-		fds[0].revents = (short)*listener; /* EPOLLIN, EPOLLERR, EPOLLHUP: the poll bits */
-		return err;
-	}
-	fds[n] = (struct pollfd){ .fd = loop_fd(d->loop), .events = POLLIN };
-	if (poll(fds, n + 1, timeout) < 0)
-		return -errno;
-	return fds[n].revents ? loop_dispatch(d->loop, 0) : 0;
-}
-
 static int serve(struct daemon *d, struct server *srv)
 {
-	struct pollfd fds[SERVER_CLIENTS_MAX + 2];
-	uint32_t listener;
 	bool more = false;
-	int n, r, lfd, err;
+	int r, err = 0;
 
-	server_pollfds(srv, fds, 1);
-	lfd = fds[0].fd;
-	err = loop_add(d->loop, lfd, EPOLLIN, on_listener, &listener);
-	if (err)
-		log_err("watching the control socket: %s\n", strerror(-err));
 	while (!err && !stop) {
 		if (hup) {
 			hup = 0;
@@ -289,8 +254,7 @@ static int serve(struct daemon *d, struct server *srv)
 			notify_ready();
 		}
 		notify_pass(d->loop);
-		n = server_pollfds(srv, fds, SERVER_CLIENTS_MAX + 1);
-		err = wait_pass(d, fds, n, timeout_ms(d, srv, more), &listener);
+		err = loop_dispatch(d->loop, timeout_ms(d, more));
 		if (err == -EINTR) {
 			err = 0;
 			continue;
@@ -300,7 +264,7 @@ static int serve(struct daemon *d, struct server *srv)
 				strerror(-err));
 			break;
 		}
-		server_service(srv, fds, n);
+		server_service(srv);
 		/* The programs wake nobody per event: the ring buffer is read every pass, a
 		 * bounded number of events at a time (-EAGAIN: more are waiting). */
 		d->sink.used = 0;
@@ -318,7 +282,6 @@ static int serve(struct daemon *d, struct server *srv)
 		audit_writer_tick(d->sink.audit);
 		audit_hold_update(d, false);
 	}
-	loop_del(d->loop, lfd);
 	return err;
 }
 
@@ -377,7 +340,7 @@ int daemon_run(const struct options *o)
 	}
 	err = setup(d);
 	if (!err) {
-		err = server_open(&srv, o->control, agents_handle, d);
+		err = server_open(&srv, o->control, d->loop, agents_handle, d);
 		if (err)
 			log_err("control socket %s: %s\n", o->control, strerror(-err));
 		else

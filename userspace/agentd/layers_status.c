@@ -6,6 +6,7 @@
  * path, the digest of the policy as loaded).
  */
 #include "daemon.h"
+#include "policy/load.h"
 #include "sandbox/layers.h"
 #include "layers_status.h"
 
@@ -16,7 +17,7 @@ static void layers_of(const struct daemon *d, struct layers *l)
 
 void layers_status_agent_json(struct daemon *d, const struct agent *a, json_t *obj)
 {
-	char digest[LAYERS_DIGEST_HEX];
+	char digest[POLICY_DIGEST_HEX];
 	struct layers l;
 	json_t *e;
 
@@ -26,7 +27,7 @@ void layers_status_agent_json(struct daemon *d, const struct agent *a, json_t *o
 		json_object_set_new(e, "bpf_lsm", json_boolean(d->lsm));
 	json_object_set_new(obj, "enforcement", e);
 	json_object_set_new(obj, "tools", json_string(a->st.tools));
-	if (a->policy && !layers_policy_digest(a->policy, digest))
+	if (a->policy && !policy_digest(a->policy, digest))
 		json_object_set_new(obj, "policy_digest", json_string(digest));
 	else
 		json_object_set_new(obj, "policy_digest", json_null());

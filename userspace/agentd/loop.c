@@ -38,11 +38,6 @@ int loop_new(struct loop **out)
 	return 0;
 }
 
-int loop_fd(const struct loop *l)
-{
-	return l->epfd;
-}
-
 static struct watch *find(struct loop *l, int fd, struct watch ***prev)
 {
 	struct watch **pp, *w;

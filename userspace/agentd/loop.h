@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The daemon's watches beside the control socket: a subsystem (broker, proxy, audit stream)
- * registers an fd with a callback, and the daemon's one poll loop calls it when the fd is ready.
- * One epoll set, which the daemon waits on alone while the control socket has no client (its
- * listener is in the set), and polls with the control clients' fds otherwise: no subsystem owns
- * the loop.
+ * The daemon's one event loop: every part (control socket and its clients, ring buffer, broker,
+ * proxy, metrics, audit streams, mount watcher, spawned workers) registers its fds with a
+ * callback, and asks for its timers with loop_wake_within(); one epoll set, waited on by the
+ * daemon alone (daemon.c serve()): no subsystem owns the loop.
  */
 #ifndef AGENTD_LOOP_H
 #define AGENTD_LOOP_H
@@ -17,8 +16,6 @@ struct loop;
 typedef void (*loop_fn)(void *ctx, int fd, uint32_t events);
 
 int loop_new(struct loop **out);
-/* The fd to poll for readability: ready when a watched fd is. */
-int loop_fd(const struct loop *l);
 /* Watches fd for events (EPOLLIN, EPOLLOUT, ...). Returns 0 or -errno. */
 int loop_add(struct loop *l, int fd, uint32_t events, loop_fn fn, void *ctx);
 /* Changes the events watched for fd. */

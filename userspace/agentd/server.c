@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,11 +26,15 @@ struct client {
 	char *out;
 	size_t outlen;
 	bool closing; /* close once out is flushed: the stream cannot go on */
+	uint32_t events; /* what the loop's pass saw (EPOLLIN, EPOLLOUT, EPOLLHUP, ...) */
+	uint32_t watched; /* what the loop watches for */
 };
 
 struct server {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int fd;
+	uint32_t events; /* the listener's, as the loop's pass saw them */
+	struct loop *loop;
 	struct client *clients[SERVER_CLIENTS_MAX];
 	server_handler fn;
 	server_admit admit;
@@ -54,7 +59,14 @@ static int make_dir(const char *path)
 	return 0;
 }
 
-int server_open(struct server **out, const char *path, server_handler fn, void *ctx)
+/* The loop's callback: the events wait for server_service(). */
+static void on_ready(void *ctx, int fd, uint32_t events)
+{
+	(void)fd;
+	*(uint32_t *)ctx |= events;
+}
+
+int server_open(struct server **out, const char *path, struct loop *l, server_handler fn, void *ctx)
 {
 	struct server *s;
 	int err;
@@ -69,22 +81,27 @@ int server_open(struct server **out, const char *path, server_handler fn, void *
 	}
 	s->fn = fn;
 	s->ctx = ctx;
+	s->loop = l;
 	err = make_dir(path);
 	/* 0600 from the start: no moment at which another user could connect. */
 	s->fd = err ? err : unix_listen(path, 0600, SERVER_CLIENTS_MAX);
-	if (s->fd < 0) {
-		err = s->fd;
-		free(s);
-		return err;
-	}
+	err = s->fd < 0 ? s->fd : loop_add(l, s->fd, EPOLLIN, on_ready, &s->events);
+	if (err)
+		goto err_free;
 	*out = s;
 	return 0;
+err_free:
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+	return err;
 }
 
 static void client_free(struct server *s, int i)
 {
 	struct client *c = s->clients[i];
 
+	loop_del(s->loop, c->fd);
 	close(c->fd);
 	free(c->out);
 	free(c);
@@ -174,6 +191,13 @@ static void accept_one(struct server *s)
 		return;
 	}
 	c->fd = fd;
+	c->watched = EPOLLIN;
+	if (loop_add(s->loop, fd, c->watched, on_ready, &c->events)) {
+		log_warn("control socket %s: cannot watch another client, refusing it\n", s->path);
+		close(fd);
+		free(c);
+		return;
+	}
 	s->clients[i] = c;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.uid != 0) {
 		log_warn("control socket %s: refusing peer pid %d uid %d: not root\n", s->path,
@@ -249,24 +273,8 @@ static void read_client(struct server *s, struct client *c)
 	}
 }
 
-int server_pollfds(const struct server *s, struct pollfd *fds, int max)
-{
-	int i, n = 0;
-
-	if (max < 1)
-		return 0;
-	fds[n++] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
-	for (i = 0; i < SERVER_CLIENTS_MAX && n < max; i++)
-		if (s->clients[i])
-			fds[n++] = (struct pollfd){
-				.fd = s->clients[i]->fd,
-				.events = (s->clients[i]->closing ? 0 : POLLIN) |
-					  (s->clients[i]->outlen ? POLLOUT : 0),
-			};
-	return n;
-}
-
-int server_timeout_ms(const struct server *s)
+/* Milliseconds until a partial frame's deadline, -1 when none. */
+static int timeout_ms(const struct server *s)
 {
 	long long now = now_ms(), left, best = -1;
 	int i;
@@ -283,39 +291,48 @@ int server_timeout_ms(const struct server *s)
 	return (int)best;
 }
 
-static short revents_of(const struct pollfd *fds, int n, int fd)
+/* What the loop watches for: reads until the stream is closing, writes while a reply waits.
+ * Returns 0 or -errno (the client cannot be served). */
+static int rewatch(struct server *s, struct client *c)
 {
-	int i;
+	uint32_t want = (c->closing ? 0 : EPOLLIN) | (c->outlen ? EPOLLOUT : 0);
+	int err = want == c->watched ? 0 : loop_mod(s->loop, c->fd, want);
 
-	for (i = 0; i < n; i++)
-		if (fds[i].fd == fd)
-			return fds[i].revents;
-	return 0;
+	if (!err)
+		c->watched = want;
+	return err;
 }
 
-static void service_client(struct server *s, int i, short ev)
+static void service_client(struct server *s, int i)
 {
 	struct client *c = s->clients[i];
+	uint32_t ev = c->events;
 
-	if (ev & (POLLIN | POLLHUP | POLLERR))
+	c->events = 0;
+	if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
 		read_client(s, c);
 	if (c->frame_start_ms && now_ms() - c->frame_start_ms >= SERVER_FRAME_DEADLINE_MS)
 		refuse(c, CONTROL_E_FRAME, "truncated frame: incomplete after 5 seconds");
 	flush(c);
 	/* Closed once the reply is out, or when the peer is gone and it cannot be. */
-	if (c->closing && (!c->outlen || (ev & (POLLHUP | POLLERR))))
+	if ((c->closing && (!c->outlen || (ev & (EPOLLHUP | EPOLLERR)))) || rewatch(s, c))
 		client_free(s, i);
 }
 
-void server_service(struct server *s, const struct pollfd *fds, int n)
+void server_service(struct server *s)
 {
-	int i;
+	uint32_t ev = s->events;
+	int i, t;
 
-	if (revents_of(fds, n, s->fd) & POLLIN)
+	s->events = 0;
+	if (ev & EPOLLIN)
 		accept_one(s);
 	for (i = 0; i < SERVER_CLIENTS_MAX; i++)
 		if (s->clients[i])
-			service_client(s, i, revents_of(fds, n, s->clients[i]->fd));
+			service_client(s, i);
+	t = timeout_ms(s);
+	if (t >= 0)
+		loop_wake_within(s->loop, t);
 }
 
 void server_close(struct server *s)
@@ -327,6 +344,7 @@ void server_close(struct server *s)
 	for (i = 0; i < SERVER_CLIENTS_MAX; i++)
 		if (s->clients[i])
 			client_free(s, i);
+	loop_del(s->loop, s->fd);
 	close(s->fd);
 	unlink(s->path);
 	free(s);

@@ -3,8 +3,8 @@
 #ifndef AGENTD_SERVER_H
 #define AGENTD_SERVER_H
 
-#include <poll.h>
 #include "wire/control.h"
+#include "loop.h"
 
 #define SERVER_CLIENTS_MAX 64
 #define SERVER_OUT_MAX (1 << 20)
@@ -18,16 +18,17 @@ typedef int (*server_admit)(void *ctx, int fd, char *why, size_t whysz);
 
 struct server;
 
-/* Listens on path (mode 0600; its directory is created 0700); a stale socket is replaced. */
-int server_open(struct server **out, const char *path, server_handler fn, void *ctx);
+/* Listens on path (mode 0600; its directory is created 0700); a stale socket is replaced. The
+ * listener and every client are watched by l, which records their events for server_service(). */
+int server_open(struct server **out, const char *path, struct loop *l, server_handler fn,
+		void *ctx);
 /* Every later connection, from a root peer, is refused when admit says so (with its reason). */
 void server_set_admit(struct server *s, server_admit admit);
-/* Fills at most max pollfds (listener and clients); returns how many. */
-int server_pollfds(const struct server *s, struct pollfd *fds, int max);
-/* Milliseconds until a partial frame's deadline, -1 when none. */
-int server_timeout_ms(const struct server *s);
-/* Accepts, reads, answers, writes, expires; fds as filled by server_pollfds() after poll(). */
-void server_service(struct server *s, const struct pollfd *fds, int n);
+/* Accepts, reads, answers, writes, expires: with the events the loop's pass recorded, after the
+ * other watches' callbacks, so that a stream subscriber that came before a request that makes
+ * records is listening when they are published. The next partial frame's deadline is asked of
+ * the loop (loop_wake_within()). */
+void server_service(struct server *s);
 /* Closes every client and the listener, unlinks the socket; accepts NULL. */
 void server_close(struct server *s);
 

@@ -47,6 +47,7 @@ int services_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz
 void services_agent_reloaded(struct daemon *d, struct agent *a)
 {
 	proxy_agent_reloaded(d, a);
+	broker_agent_reloaded(d, a);
 }
 
 void services_agent_down(struct daemon *d, struct agent *a)

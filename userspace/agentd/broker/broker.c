@@ -66,6 +66,8 @@ struct bconn {
 	pid_t pid;
 	uid_t uid;
 	char comm[AUDIT_COMM_MAX];
+	long long watch_id; /* agentd.tools with watch: the id its list is sent again with; -1 */
+	bool watching;
 };
 
 /* An agent's socket, its worker and the connections the worker holds for it. */
@@ -612,7 +614,8 @@ static int tool_ruleset(const struct broker *b, const struct agent *a, const str
 	if (!fd) {
 		fd = landlock_open(plan, &bad);
 		if (fd)
-			snprintf(why, whysz, "the tool's sandbox: %s: %s", bad, strerror(-fd));
+			snprintf(why, whysz, "the tool's sandbox: %s: %s", bad,
+				 landlock_strerror(fd));
 	} else if (fd != -EPERM) {
 		snprintf(why, whysz, "the tool's sandbox: %s", strerror(-fd));
 	}
@@ -721,6 +724,72 @@ static void builtin(struct bagent *ba, struct bconn *c, const struct broker_requ
 	count_call(ba->b, req->tool, true, "ok", (now_ns() - t0) / 1e9);
 }
 
+/* The agent's granted tools as {"tools": [{"name", "description", "effect", "inputSchema"}]}. */
+static char *granted_json(const struct agent *a)
+{
+	const struct tool *t;
+	json_t *doc = json_pack("{s[]}", "tools"), *list = json_object_get(doc, "tools"), *o;
+	char *text = NULL;
+	size_t i;
+
+	for (i = 0; doc && a->policy && i < a->policy->n_tools; i++) {
+		t = a->policy->tools[i].def;
+		if (!t)
+			continue;
+		o = json_pack("{ss ss so}", "name", t->name, "effect", tool_effect_name(t->effect),
+			      "inputSchema", tool_input_schema(t));
+		if (!o ||
+		    (t->description &&
+		     json_object_set_new(o, "description", json_string(t->description))) ||
+		    json_array_append_new(list, o))
+			goto out;
+	}
+	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+out:
+	json_decref(doc);
+	return text;
+}
+
+/*
+ * TOOLS_LIST_NAME: answered by agentd from the agent's policy, audited as a call. With "watch":
+ * true the connection gets the list again, under the same id, after each policy reload.
+ */
+static void list_tools(struct bagent *ba, struct bconn *c, const struct broker_request *req,
+		       __u64 args_len, const unsigned char *args_sha)
+{
+	json_t *watch = json_object_get(req->args, "watch");
+	struct broker_output none = { "", 0 }, out;
+	char *text = NULL;
+	struct caller who;
+	__u64 t0 = now_ns();
+
+	if (json_object_size(req->args) > (watch ? 1 : 0) || (watch && !json_is_boolean(watch))) {
+		refuse(ba, c, req->id, req->tool, args_len, args_sha, BROKER_E_ARGS,
+		       "takes only \"watch\", a boolean");
+		return;
+	}
+	if (json_is_true(watch)) {
+		c->watching = true;
+		c->watch_id = req->id;
+	}
+	text = granted_json(ba->a);
+	if (!text) {
+		refuse(ba, c, req->id, req->tool, args_len, args_sha, BROKER_E_FAILED,
+		       "out of memory");
+		return;
+	}
+	out = (struct broker_output){ text, strlen(text) };
+	caller_of(ba, c, &who);
+	ba->calls++;
+	reply(ba, c->id, broker_reply_ok(req->id, 0, out, none, false, 0));
+	audit_call(ba->b, &who, req->tool, true, args_len, args_sha, text, out.len,
+		   "outcome=ok exit=0 duration_us=%llu builtin=list",
+		   (unsigned long long)(now_ns() - t0) / 1000);
+	/* One reserved name: its own row, as a registry tool's. */
+	count_call(ba->b, req->tool, true, "ok", (now_ns() - t0) / 1e9);
+	free(text);
+}
+
 /* A request the worker passed on: its binary form checked and decoded, then the policy. */
 static void on_request(struct bagent *ba, struct bconn *c, const char *data, size_t len)
 {
@@ -746,6 +815,8 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *data, siz
 	if (audit_blocked(ba->a)) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
 		       "the audit log cannot be written: the agent is frozen until it can");
+	} else if (!strcmp(req.tool, TOOLS_LIST_NAME)) {
+		list_tools(ba, c, &req, len, sha);
 	} else if (!t) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_DENIED,
 		       "the agent's policy does not grant this tool");
@@ -1406,6 +1477,32 @@ fail:
 	rmdir(ba->dir);
 	free(ba);
 	return err;
+}
+
+/* The agent's policy changed: connections that watch its tools get the new list. */
+void broker_agent_reloaded(struct daemon *d, struct agent *a)
+{
+	struct broker_output none = { "", 0 }, out;
+	struct bagent *ba = a->broker;
+	char *text;
+	size_t i;
+
+	(void)d;
+	for (i = 0; ba && i < BROKER_CONNS_MAX; i++) {
+		if (!ba->conns[i].used || !ba->conns[i].watching)
+			continue;
+		text = granted_json(a);
+		if (!text) {
+			log_err("broker: agent %s: the list of tools after a reload: out of "
+				"memory\n",
+				a->st.name);
+			return;
+		}
+		out = (struct broker_output){ text, strlen(text) };
+		reply(ba, ba->conns[i].id,
+		      broker_reply_ok(ba->conns[i].watch_id, 0, out, none, false, 0));
+		free(text);
+	}
 }
 
 void broker_agent_down(struct daemon *d, struct agent *a)

@@ -61,6 +61,7 @@ int broker_start(struct daemon *d);
 void broker_stop(struct daemon *d);
 int broker_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz);
 void broker_agent_down(struct daemon *d, struct agent *a);
+void broker_agent_reloaded(struct daemon *d, struct agent *a);
 void broker_agent_json(struct daemon *d, const struct agent *a, json_t *obj);
 void broker_status_json(struct daemon *d, json_t *reply);
 

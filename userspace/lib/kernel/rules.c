@@ -242,12 +242,28 @@ static int read_objects(const struct maps *m, __u32 agent_id, __u32 gen, struct 
 	return 0;
 }
 
+/* The object file rule i names: the one its policy's load found, or its path's now. */
+static int rule_object(const struct ruleset *rs, size_t i, struct agentd_file_key *key)
+{
+	struct stat st;
+
+	if (rs->objects) {
+		key->dev = kernel_dev(rs->objects[i].dev);
+		key->ino = rs->objects[i].ino;
+		return 0;
+	}
+	if (stat(rs->files[i].path, &st))
+		return -errno;
+	key->dev = kernel_dev(st.st_dev);
+	key->ino = st.st_ino;
+	return 0;
+}
+
 static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const struct ruleset *rs,
 		       struct ruleset_objects *o, int *failed)
 {
 	struct agentd_file_key key = { .agent_id = agent_id, .generation = gen };
 	struct agentd_file_rule rule;
-	struct stat st;
 	size_t i;
 	int err;
 
@@ -255,12 +271,11 @@ static int write_files(const struct maps *m, __u32 agent_id, __u32 gen, const st
 	if (!o->rules)
 		return -ENOMEM;
 	for (i = 0; i < rs->nfiles; i++) {
-		if (stat(rs->files[i].path, &st)) {
+		err = rule_object(rs, i, &key);
+		if (err) {
 			*failed = i;
-			return -errno;
+			return err;
 		}
-		key.dev = kernel_dev(st.st_dev);
-		key.ino = st.st_ino;
 		rule.rule_id = i + 1;
 		rule.rights = rs->files[i].rights;
 		o->rules[o->n++] =

@@ -3,14 +3,21 @@
 #define AGENTD_RULES_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include "agentd/abi.h"
 #include "kernel/enforcer.h"
 
 /* An agent's rules as the kernel enforces them; a policy compiles to this. */
 struct file_rule {
-	const char *path; /* resolved to device + inode when applied */
+	const char *path; /* for messages; resolved when applied unless ruleset.objects is set */
 	__u32 rights; /* AGENTD_RIGHT_* */
+};
+
+/* The object a file rule names, as a policy's load found it (stat()). */
+struct file_object {
+	dev_t dev; /* st_dev */
+	ino_t ino;
 };
 
 struct net_rule {
@@ -27,6 +34,11 @@ struct ruleset {
 	__u32 sock_types; /* bit n: SOCK_n */
 	__u64 capabilities; /* bit n: capability n (CAP_*) */
 	const struct file_rule *files;
+	/* nfiles objects, one per rule (policy_compile() sets them): applied as they are, the
+	 * paths not looked up again, so that a path renamed over since the policy's load cannot
+	 * give its rule to another object. NULL (rules written by path, in tests): each path is
+	 * resolved when applied. */
+	const struct file_object *objects;
 	size_t nfiles;
 	const struct net_rule *net;
 	size_t nnet;

@@ -8,26 +8,20 @@
 #include <linux/capability.h>
 #include "policy/compile.h"
 
-struct object_rule {
-	dev_t dev;
-	ino_t ino;
-};
-
 /* Adds rights for the object at pp, merging with an earlier rule on the same object. */
-static void add_file(struct compiled *c, struct object_rule *seen, const struct policy_path *pp,
-		     __u32 rights)
+static void add_file(struct compiled *c, const struct policy_path *pp, __u32 rights)
 {
 	size_t i;
 
 	if (!pp->exists)
 		return;
 	for (i = 0; i < c->rs.nfiles; i++) {
-		if (seen[i].dev == pp->dev && seen[i].ino == pp->ino) {
+		if (c->objects[i].dev == pp->dev && c->objects[i].ino == pp->ino) {
 			c->files[i].rights |= rights;
 			return;
 		}
 	}
-	seen[i] = (struct object_rule){ pp->dev, pp->ino };
+	c->objects[i] = (struct file_object){ pp->dev, pp->ino };
 	c->files[i] = (struct file_rule){ pp->path, rights };
 	c->rs.nfiles++;
 }
@@ -35,20 +29,17 @@ static void add_file(struct compiled *c, struct object_rule *seen, const struct 
 static int compile_files(const struct policy *p, struct compiled *c)
 {
 	size_t n = p->n_files + p->exec.n_allow, i;
-	struct object_rule *seen;
 
 	c->files = calloc(n ? n : 1, sizeof(*c->files));
-	seen = calloc(n ? n : 1, sizeof(*seen));
-	if (!c->files || !seen) {
-		free(seen);
+	c->objects = calloc(n ? n : 1, sizeof(*c->objects));
+	if (!c->files || !c->objects)
 		return -ENOMEM;
-	}
 	for (i = 0; i < p->n_files; i++)
-		add_file(c, seen, &p->files[i], p->files[i].rights);
+		add_file(c, &p->files[i], p->files[i].rights);
 	for (i = 0; i < p->exec.n_allow; i++)
-		add_file(c, seen, &p->exec.allow[i], AGENTD_RIGHT_EXEC | AGENTD_RIGHT_READ);
-	free(seen);
+		add_file(c, &p->exec.allow[i], AGENTD_RIGHT_EXEC | AGENTD_RIGHT_READ);
 	c->rs.files = c->files;
+	c->rs.objects = c->objects;
 	return 0;
 }
 
@@ -184,7 +175,9 @@ int policy_compile(const struct policy *p, struct compiled *c)
 void compiled_free(struct compiled *c)
 {
 	free(c->files);
+	free(c->objects);
 	free(c->net);
 	c->files = NULL;
+	c->objects = NULL;
 	c->net = NULL;
 }

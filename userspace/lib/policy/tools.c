@@ -12,9 +12,10 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin",  "args",
-					 "timeout", "output_cap", "env",  "secrets",  "limits",
-					 "uid",	    "gid",	  "user", "programs", NULL };
+static const char *const tool_keys[] = { "name",    "effect",	"exec",	       "builtin",
+					 "args",    "timeout",	"output_cap",  "env",
+					 "secrets", "limits",	"uid",	       "gid",
+					 "user",    "programs", "description", NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
@@ -495,8 +496,18 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 		jdoc_err(c->errs, c->d, at,
 			 "expected a tool name matching [a-z0-9][a-z0-9._-]{0,63}; found %s",
 			 jdoc_found(v, found, sizeof(found)));
+	else if (v && !strcmp(json_string_value(v), TOOLS_LIST_NAME))
+		jdoc_err(c->errs, c->d, at,
+			 "\"%s\" is reserved: the broker answers it with the agent's tools",
+			 TOOLS_LIST_NAME);
 	else if (v)
 		t->name = dup_str(c, json_string_value(v));
+	v = field(c, ptr, o, "description", JSON_STRING, "a string", at);
+	if (v && json_string_length(v) > TOOL_DESCRIPTION_MAX)
+		jdoc_err(c->errs, c->d, at, "expected at most %d bytes; found %zu",
+			 TOOL_DESCRIPTION_MAX, json_string_length(v));
+	else if (v)
+		t->description = dup_str(c, json_string_value(v));
 	parse_effect(c, ptr, o, t);
 	v = field(c, ptr, o, "args", JSON_OBJECT, "an object", at);
 	if (v) {
@@ -663,6 +674,7 @@ void tools_free(struct tools_registry *reg)
 	for (i = 0; i < reg->n; i++) {
 		t = &reg->tools[i];
 		free(t->name);
+		free(t->description);
 		free_strings(t->exec, t->n_exec);
 		free(t->builtin);
 		for (j = 0; j < t->n_args; j++) {
@@ -681,4 +693,47 @@ void tools_free(struct tools_registry *reg)
 	free(reg->tools);
 	free(reg->path);
 	free(reg);
+}
+
+static json_t *arg_schema(const struct tool_arg *a)
+{
+	static const char *const types[] = { "string", "integer", "boolean" };
+	json_t *o = json_pack("{ss}", "type", types[a->type]), *e;
+	size_t i;
+
+	if (!o || a->type != TOOL_ARG_STRING)
+		return o;
+	if (json_object_set_new(o, "maxLength", json_integer((json_int_t)a->max_length)) ||
+	    (a->pattern && json_object_set_new(o, "pattern", json_string(a->pattern))))
+		goto err_free;
+	if (a->n_enum) {
+		e = json_array();
+		if (json_object_set_new(o, "enum", e))
+			goto err_free;
+		for (i = 0; i < a->n_enum; i++)
+			if (json_array_append_new(e, json_string(a->enum_values[i])))
+				goto err_free;
+	}
+	return o;
+err_free:
+	json_decref(o);
+	return NULL;
+}
+
+json_t *tool_input_schema(const struct tool *t)
+{
+	json_t *schema, *props = json_object(), *req = json_array();
+	size_t i;
+
+	schema = json_pack("{ss so so sb}", "type", "object", "properties", props, "required", req,
+			   "additionalProperties", 0);
+	if (!schema)
+		return NULL;
+	for (i = 0; i < t->n_args; i++)
+		if (json_object_set_new(props, t->args[i].name, arg_schema(&t->args[i])) ||
+		    json_array_append_new(req, json_string(t->args[i].name))) {
+			json_decref(schema);
+			return NULL;
+		}
+	return schema;
 }

@@ -16,6 +16,9 @@
 #define TOOL_OUTPUT_CAP_MAX (16 << 20)
 #define TOOL_ARG_MAX_LENGTH_DEFAULT 4096
 #define TOOL_ID_MAX 4294967294U /* (uid_t)-1 means "unchanged" to setresuid() */
+#define TOOL_DESCRIPTION_MAX 4096 /* bytes */
+/* A name no registry may use: the broker answers it with the calling agent's granted tools. */
+#define TOOLS_LIST_NAME "agentd.tools"
 
 /* What a tool does to the world: report-only policies may not grant TOOL_ACTUATE. */
 enum tool_effect { TOOL_OBSERVE, TOOL_REPORT, TOOL_ACTUATE };
@@ -33,6 +36,7 @@ struct tool_arg {
 
 struct tool {
 	char *name;
+	char *description; /* for the agent (MCP's tools/list), or NULL */
 	enum tool_effect effect;
 	char **exec; /* argv with {arg} placeholders; exec[0] absolute; NULL for a builtin */
 	size_t n_exec;
@@ -69,6 +73,9 @@ int tools_load_buffer(const char *name, const char *buf, size_t len, struct tool
 		      struct policy_errors *errs);
 const struct tool *tools_find(const struct tools_registry *reg, const char *name);
 const char *tool_effect_name(enum tool_effect effect);
+/* The tool's arguments as a JSON Schema object (every argument required, no other): what MCP
+ * calls the tool's inputSchema. NULL when out of memory. */
+json_t *tool_input_schema(const struct tool *t);
 void tools_free(struct tools_registry *reg);
 
 #endif

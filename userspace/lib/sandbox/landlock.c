@@ -70,8 +70,9 @@ __u64 landlock_access(__u32 rights, int abi)
 	return a & landlock_handled_fs(abi);
 }
 
-static int add(struct landlock_plan *pl, const char *path, __u32 rights)
+static int add(struct landlock_plan *pl, const struct policy_path *pp, __u32 rights)
 {
+	const char *path = pp->path;
 	struct landlock_rule *r;
 	size_t i;
 
@@ -87,6 +88,8 @@ static int add(struct landlock_plan *pl, const char *path, __u32 rights)
 		r->path = strdup(path);
 		if (!r->path)
 			return -ENOMEM;
+		r->dev = pp->dev;
+		r->ino = pp->ino;
 		r->access = 0;
 		r->fd = -1;
 		pl->n++;
@@ -123,11 +126,11 @@ int landlock_compile(const struct policy *p, int abi, struct landlock_plan **out
 		if (!p->files[i].rights)
 			pl->n_denies++;
 		else
-			err = add(pl, p->files[i].path, p->files[i].rights);
+			err = add(pl, &p->files[i], p->files[i].rights);
 	}
 	for (i = 0; !err && i < p->exec.n_allow; i++)
 		if (p->exec.allow[i].exists)
-			err = add(pl, p->exec.allow[i].path, AGENTD_RIGHT_EXEC | AGENTD_RIGHT_READ);
+			err = add(pl, &p->exec.allow[i], AGENTD_RIGHT_EXEC | AGENTD_RIGHT_READ);
 	if (err) {
 		landlock_plan_free(pl);
 		return err;
@@ -152,10 +155,22 @@ int landlock_open(struct landlock_plan *pl, const char **bad)
 			*bad = r->path;
 			return -errno;
 		}
+		if (st.st_dev != r->dev || st.st_ino != r->ino) {
+			*bad = r->path;
+			return -ESTALE;
+		}
 		if (!S_ISDIR(st.st_mode))
 			r->access &= ~LL_FS_DIR_ONLY;
 	}
 	return 0;
+}
+
+const char *landlock_strerror(int err)
+{
+	if (err == -ESTALE)
+		return "the path names another object than when the policy was loaded (renamed "
+		       "over since): reload the policy";
+	return strerror(-err);
 }
 
 int landlock_ruleset(const struct landlock_plan *pl)

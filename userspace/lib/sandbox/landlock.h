@@ -44,6 +44,8 @@
 
 struct landlock_rule {
 	char *path;
+	dev_t dev; /* the object the policy's load found at path (st_dev, st_ino) */
+	ino_t ino;
 	__u64 access; /* LL_FS_* */
 	int fd; /* O_PATH, after landlock_open(); -1 before */
 };
@@ -71,9 +73,13 @@ __u64 landlock_access(__u32 rights, int abi);
 int landlock_compile(const struct policy *p, int abi, struct landlock_plan **out);
 /*
  * Opens every rule's path O_PATH (as the caller: before a privilege drop) and drops the rights a
- * non-directory cannot hold. Returns 0 or -errno of the first path that fails (*bad names it).
+ * non-directory cannot hold. Returns 0 or -errno of the first path that fails (*bad names it):
+ * -ESTALE when the path now names another object than the policy's load found (renamed over
+ * since), which the rule would otherwise silently grant.
  */
 int landlock_open(struct landlock_plan *pl, const char **bad);
+/* What landlock_open()'s err says, for people. */
+const char *landlock_strerror(int err);
 /*
  * Makes the ruleset; the caller restricts itself with landlock_restrict() once it is the user
  * the agent runs as and has set no_new_privs. Returns the ruleset fd or -errno.

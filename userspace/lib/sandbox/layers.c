@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <openssl/evp.h>
 #include "agentd/abi.h"
 #include "sandbox/layers.h"
 
@@ -581,52 +580,4 @@ json_t *layers_json(const struct policy *p, const struct layers *l)
 	if (!p)
 		json_decref(items);
 	return o;
-}
-
-static void digest_str(EVP_MD_CTX *md, const char *s)
-{
-	EVP_DigestUpdate(md, s, strlen(s) + 1);
-}
-
-static void digest_path(EVP_MD_CTX *md, const struct policy_path *pp, __u32 rights)
-{
-	char buf[32];
-
-	digest_str(md, pp->path);
-	snprintf(buf, sizeof(buf), "%u %d", rights, pp->exists);
-	digest_str(md, buf);
-}
-
-int layers_policy_digest(const struct policy *p, char hex[LAYERS_DIGEST_HEX])
-{
-	unsigned char out[EVP_MAX_MD_SIZE];
-	unsigned int n = 0, i;
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	char buf[96];
-	size_t k;
-
-	if (!md)
-		return -ENOMEM;
-	if (!EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
-		EVP_MD_CTX_free(md);
-		return -EIO;
-	}
-	digest_str(md, "agentd layers 2");
-	for (k = 0; k < p->n_files; k++)
-		digest_path(md, &p->files[k], p->files[k].rights);
-	digest_str(md, "exec");
-	for (k = 0; k < p->exec.n_allow; k++)
-		digest_path(md, &p->exec.allow[k], 0);
-	snprintf(buf, sizeof(buf), "%d %d %u %d %d %llx", p->exec.allow_memfd,
-		 p->exec.allow_writable, p->net.sockets, p->io_uring, p->audit.log_allows,
-		 (unsigned long long)p->capabilities);
-	digest_str(md, buf);
-	digest_str(md, "env");
-	for (k = 0; k < p->n_env; k++)
-		digest_str(md, p->env[k]);
-	EVP_DigestFinal_ex(md, out, &n);
-	EVP_MD_CTX_free(md);
-	for (i = 0; i < n && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", out[i]);
-	return 0;
 }

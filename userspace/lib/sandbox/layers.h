@@ -61,14 +61,6 @@ void gap_free(struct gap *g);
 /* One line: "RULE (WHY); RULE (WHY)...", cut to bufsz. */
 void gap_format_line(const struct gap *g, char *buf, size_t bufsz);
 
-#define LAYERS_DIGEST_HEX 65
-/*
- * SHA-256 of what agentctl run builds from a policy (file rules, exec list and switches, socket
- * families, io_uring, capabilities, env names): the daemon reports it for the policy it loaded, and agentctl run refuses
- * to start when the policy it loads now differs. Returns 0 or -errno.
- */
-int layers_policy_digest(const struct policy *p, char hex[LAYERS_DIGEST_HEX]);
-
 /* {"layers": "...", "enforced_by": {part: layer...}, "gap": [{"rule", "why"}...]} */
 json_t *layers_json(const struct policy *p, const struct layers *l);
 

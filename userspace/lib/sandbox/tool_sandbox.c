@@ -27,25 +27,32 @@ struct derived {
 	struct policy p;
 };
 
-static bool present(const char *path)
+/* A path of the tool's own (not the agent's policy), resolved as a policy's load does. */
+static struct policy_path own(const char *path, __u32 rights)
 {
+	struct policy_path r = { .path = (char *)path, .rights = rights };
 	struct stat st;
 
-	return !stat(path, &st);
+	if (!stat(path, &st)) {
+		r.exists = true;
+		r.dev = st.st_dev;
+		r.ino = st.st_ino;
+	}
+	return r;
 }
 
-static void add_file(struct derived *d, const char *path, __u32 rights, bool exists)
+/* One of the agent's paths (the object its policy's load found) with rights. */
+static void add_file(struct derived *d, const struct policy_path *pp, __u32 rights)
 {
 	struct policy_path *r = &d->p.files[d->p.n_files++];
 
-	*r = (struct policy_path){ .path = (char *)path, .rights = rights, .exists = exists };
+	*r = *pp;
+	r->rights = rights;
 }
 
 static void add_exec(struct derived *d, const char *path)
 {
-	struct policy_path *r = &d->p.exec.allow[d->p.exec.n_allow++];
-
-	*r = (struct policy_path){ .path = (char *)path, .exists = present(path) };
+	d->p.exec.allow[d->p.exec.n_allow++] = own(path, 0);
 }
 
 /* Landlock only adds rights down a tree: a rule that keeps fewer of the tool's rights than a
@@ -92,18 +99,17 @@ int tool_sandbox_plan(const struct policy *agent, const struct tool *t, int abi,
 				 f->path);
 			err = -EPERM;
 		} else if (f->rights & keep) {
-			add_file(&d, f->path, f->rights & keep, f->exists);
+			add_file(&d, f, f->rights & keep);
 		}
 	}
 	/* What the agent may execute, the tool may read: only its own programs run. */
 	for (i = 0; !err && i < agent->exec.n_allow; i++)
-		add_file(&d, agent->exec.allow[i].path, AGENTD_RIGHT_READ,
-			 agent->exec.allow[i].exists);
+		add_file(&d, &agent->exec.allow[i], AGENTD_RIGHT_READ);
 	for (i = 0; !err && i < n_lib; i++)
-		add_file(&d, libraries[i], AGENTD_RIGHT_READ, present(libraries[i]));
+		d.p.files[d.p.n_files++] = own(libraries[i], AGENTD_RIGHT_READ);
 	if (!err) {
 		/* Its stdin; and where tools send what they discard. */
-		add_file(&d, "/dev/null", AGENTD_RIGHT_READ | AGENTD_RIGHT_WRITE, true);
+		d.p.files[d.p.n_files++] = own("/dev/null", AGENTD_RIGHT_READ | AGENTD_RIGHT_WRITE);
 		add_exec(&d, t->exec[0]);
 	}
 	for (i = 0; !err && i < t->n_programs; i++)
