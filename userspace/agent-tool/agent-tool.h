@@ -8,7 +8,7 @@
  * status: 0 when the client closed stdin, 1 when the broker connection failed. */
 int mcp_main(const char *sock);
 
-/* A request frame to the broker (main.c). It may have refused the connection before reading
+/* A request frame to the broker (request.c). It may have refused the connection before reading
  * (identity): the reply it sent, or its end of the connection, says so on the read side.
  * Returns 0 or -errno. */
 int send_request(int fd, const char *frame, size_t len);

@@ -71,13 +71,6 @@ static int parse_args(json_t *args, int argc, char **argv)
 	return 0;
 }
 
-int send_request(int fd, const char *frame, size_t len)
-{
-	int err = frame_send(fd, frame, len);
-
-	return err == -EPIPE || err == -ECONNRESET ? 0 : err;
-}
-
 static void write_out(FILE *f, const char *s, size_t n)
 {
 	fwrite(s, 1, n, f);
