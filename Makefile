@@ -255,6 +255,8 @@ bench: deps
 	$(Q)$(OUT)/selftests/bench_broker 20000 mcp
 	$(Q)echo "== host: the egress proxy against direct connections (selftests/bench/bench_proxy.c)"
 	$(Q)$(OUT)/selftests/bench_proxy 4000 1024
+	$(Q)echo "== host: a C build inside the coding agent against outside (selftests/bench/bench_session.sh)"
+	$(Q)selftests/bench/bench_session.sh 5
 	$(Q)echo "== VM: open+close, stat, exec and connect under the policy (selftests/bench/bench_open.c), and lsm/ against"
 	$(Q)echo "   lsm_cgroup/ attachment (selftests/bench/bench_lsm_cgroup.c)"
 	$(Q)VM_TIMEOUT=2400 selftests/vm/vm.sh bench

@@ -19,7 +19,9 @@ agentd --probe || full=no
 partial=()
 [ $full = yes ] || partial=(--allow-partial)
 
-tmp=$(mktemp -d /tmp/agentd-demo.XXXXXX)
+# Not under /tmp: the agent has a private one, and the secrets it tries must be there to refuse.
+mkdir -p /var/lib
+tmp=$(mktemp -d /var/lib/agentd-demo.XXXXXX)
 # Searchable: the broker runs fs.read as an unprivileged id of the agent's, which must reach the workspace.
 chmod 0711 "$tmp"
 cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)

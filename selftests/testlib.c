@@ -527,11 +527,21 @@ static void rm_tree(void *dir)
 	free(dir);
 }
 
+/* Not under /tmp or /var/tmp: an agent started by agentctl run has private ones, and tests put
+ * there what it must reach (or be refused by a rule, not by a path it cannot see). */
+#define TEST_TMP_BASE "/var/lib/agentd-test"
+
 void test_tmpdir(char *path, size_t pathsz, const char *name)
 {
+	static const char *const dirs[] = { "/var", "/var/lib", TEST_TMP_BASE };
 	static int serial;
+	size_t i;
 
-	snprintf(path, pathsz, "/tmp/agentd-%s-%d-%d", name, getpid(), serial++);
+	/* The VM tier's guest has no /var. */
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (mkdir(dirs[i], 0755) && errno != EEXIST)
+			FAIL("mkdir %s: %s", dirs[i], strerror(errno));
+	snprintf(path, pathsz, TEST_TMP_BASE "/%s-%d-%d", name, getpid(), serial++);
 	if (mkdir(path, 0700))
 		FAIL("mkdir %s: %s", path, strerror(errno));
 	test_defer(rm_tree, strdup(path));

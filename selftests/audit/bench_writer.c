@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include "agentd/abi.h"
 #include "audit/audit.h"
+#include "kernel/event.h"
 
 static double clock_s(clockid_t clk)
 {
@@ -81,7 +82,7 @@ static size_t jansson_line(const struct audit_record *r, const char *prev)
 static void bench_serialise(unsigned long n)
 {
 	struct audit_stamp st = { .seq = 1, .host = "bench", .prev = AUDIT_GENESIS };
-	struct agentd_file_event e;
+	union agentd_event e;
 	struct audit_record r;
 	char line[AUDIT_LINE_MAX];
 	double t0, hand, jans;
@@ -90,15 +91,15 @@ static void bench_serialise(unsigned long n)
 
 	t0 = now();
 	for (i = 0; i < n; i++) {
-		synth(&e, i);
-		audit_record_from_event(&r, &e, sizeof(e), 0);
+		synth(&e.file, i);
+		audit_record_from_event(&r, &e, 0);
 		sink += audit_record_format(&r, &st, line, sizeof(line));
 	}
 	hand = now() - t0;
 	t0 = now();
 	for (i = 0; i < n; i++) {
-		synth(&e, i);
-		audit_record_from_event(&r, &e, sizeof(e), 0);
+		synth(&e.file, i);
+		audit_record_from_event(&r, &e, 0);
 		sink += jansson_line(&r, AUDIT_GENESIS);
 	}
 	jans = now() - t0;
@@ -111,7 +112,7 @@ int main(int argc, char **argv)
 	struct audit_writer_opts o = { .host = "bench", .no_append_flag = true };
 	char dir[] = "/tmp/agentd-bench-audit-XXXXXX", cmd[128];
 	unsigned long n = 5000000, i;
-	struct agentd_file_event e;
+	union agentd_event e;
 	struct audit_writer *w;
 	struct audit_record r;
 	struct audit_verify_result res;
@@ -142,9 +143,8 @@ int main(int argc, char **argv)
 	t0 = now();
 	cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 	for (i = 0; i < n; i++) {
-		synth(&e, i);
-		if (audit_record_from_event(&r, &e, sizeof(e), off) ||
-		    (err = audit_writer_append(w, &r))) {
+		synth(&e.file, i);
+		if (audit_record_from_event(&r, &e, off) || (err = audit_writer_append(w, &r))) {
 			fprintf(stderr, "append %lu failed\n", i);
 			return 3;
 		}

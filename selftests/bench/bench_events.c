@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "audit/audit.h"
+#include "kernel/event.h"
 #include "kernel/cgroup.h"
 #include "kernel/enforcer.h"
 #include "log.h"
@@ -54,9 +55,10 @@ static double now_s(void)
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct consumer *c = ctx;
+	union agentd_event ev;
 	struct audit_record r;
 
-	if (audit_record_from_event(&r, data, len, c->off))
+	if (event_decode(data, len, &ev) < 0 || audit_record_from_event(&r, &ev, c->off))
 		return 0;
 	c->err = audit_writer_append(c->w, &r);
 	c->written += !c->err;

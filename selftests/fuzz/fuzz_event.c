@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* libFuzzer target: ring-buffer records as event_format() receives them. */
+/* libFuzzer target: ring-buffer records as the sink receives them, decoded once, then formatted. */
 #include <stddef.h>
 #include <stdint.h>
 #include "kernel/event.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	union agentd_event ev;
 	char line[1024];
 
-	event_format(data, size, line, sizeof(line));
+	if (event_decode(data, size, &ev) >= 0)
+		event_format(&ev, line, sizeof(line));
 	return 0;
 }

@@ -715,6 +715,126 @@ TEST(attach_live_view_prints_the_agents_decisions)
 		FAIL("view line: %s", p->line);
 }
 
+/* ---- records by agent name ---- */
+
+/*
+ * agentctl audit query --agent NAME: every line (read whole, as count_records() does), and how
+ * many are kernel net denials. Fails on a line that is not NAME's.
+ */
+static long query_net_denials(struct env *e, const char *name, int *agent_id)
+{
+	char *argv[] = { "agentctl", "audit",	"query",      "--dir",
+			 e->audit,   "--agent", (char *)name, NULL };
+	static char buf[1 << 20];
+	char want[128], *line, *nl, *id;
+	size_t len = 0;
+	struct proc *p;
+	long count = 0;
+	ssize_t n;
+	int status;
+
+	snprintf(want, sizeof(want), "\"agent_name\":\"%s\"", name);
+	p = proc_start(argv);
+	while ((n = read(p->out_fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	status = proc_stop(p, 0);
+	ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		if (!strstr(line, want))
+			FAIL("query --agent %s returned another's record: %s", name, line);
+		if (!strstr(line, "\"kind\":\"net\"") || !strstr(line, "\"decision\":\"deny\""))
+			continue;
+		id = strstr(line, "\"agent\":");
+		ASSERT(id);
+		*agent_id = atoi(id + strlen("\"agent\":"));
+		count++;
+	}
+	return count;
+}
+
+static void deny_loopback(struct env *e, const char *name, int port)
+{
+	char cg[PATH_MAX + 64];
+
+	snprintf(cg, sizeof(cg), "%s/%s", e->cgroup, name);
+	ASSERT_EQ(run_in_cgroup(cg, test_loopback_connect, &port, NULL), EPERM);
+}
+
+/*
+ * Kernel records name their agent: query --agent NAME returns the agent's cgroup-BPF denial,
+ * and another agent's query does not. An agent removed and its id given to a new one: the old
+ * name still finds the old agent's kernel records, and not the new agent's.
+ */
+TEST(audit_query_by_name_finds_the_agents_kernel_denials_across_id_reuse)
+{
+	struct env *e = setup();
+	int lfd, port, id_a = 0, id_b = 0, id_old = 0, id_new = 0;
+	char out[4096];
+
+	start_agentd(e);
+	add_agent(e, "t-qa");
+	add_agent(e, "t-qb");
+	add_agent(e, "t-old");
+	lfd = test_loopback_listener(&port);
+	deny_loopback(e, "t-qa", port);
+	deny_loopback(e, "t-old", port);
+	if (agentctl_run(out, sizeof(out), "agent", "rm", "t-old", NULL))
+		FAIL("agent rm t-old: %s", out);
+	add_agent(e, "t-new");
+	deny_loopback(e, "t-new", port);
+	close(lfd);
+	/* stopped: every record is committed */
+	ASSERT_EQ(proc_stop(e->agentd, SIGTERM), 0);
+
+	ASSERT_EQ(query_net_denials(e, "t-qa", &id_a), 1);
+	ASSERT_EQ(query_net_denials(e, "t-qb", &id_b), 0);
+	ASSERT_EQ(query_net_denials(e, "t-old", &id_old), 1);
+	ASSERT_EQ(query_net_denials(e, "t-new", &id_new), 1);
+	/* the case in point: the new agent has the old one's id */
+	ASSERT_EQ(id_new, id_old);
+}
+
+/* follow --agent NAME (its filter, on the stream) and attach NAME see the agent's kernel
+ * denials: both match on the name. */
+TEST(audit_follow_and_attach_by_name_see_the_agents_kernel_denials)
+{
+	const char *denied[] = { "\"kind\":\"net\"", "\"agent_name\":\"t-fa\"", NULL };
+	const char *viewed[] = { "deny", "connect4", "127.0.0.1:", NULL };
+	const char *header[] = { "t-fa", "interrupt to stop", NULL };
+	char *follow_argv[] = { "agentctl", "audit", "follow", "--agent", "t-fa", NULL };
+	char *attach_argv[] = { "agentctl", "attach", "t-fa", "--json", NULL };
+	char *view_argv[] = { "agentctl", "attach", "t-fa", NULL };
+	bool followed = false, attached = false, viewed_ok = false;
+	struct proc *follow, *attach, *view;
+	struct env *e = setup();
+	int lfd, port, i;
+
+	start_agentd(e);
+	add_agent(e, "t-fa");
+	view = proc_start(view_argv);
+	if (!proc_wait_line(view, WAIT_MS, header))
+		FAIL("no header: %s", view->buf);
+	follow = proc_start(follow_argv);
+	attach = proc_start(attach_argv);
+	lfd = test_loopback_listener(&port);
+	/* One denial at a time until each shows one (a subscription may be read a pass later). */
+	for (i = 0; i < 50 && !(followed && attached && viewed_ok); i++) {
+		deny_loopback(e, "t-fa", port);
+		followed = followed || proc_wait_line(follow, 200, denied);
+		attached = attached || proc_wait_line(attach, 200, denied);
+		viewed_ok = viewed_ok || proc_wait_line(view, 200, viewed);
+	}
+	close(lfd);
+	if (!followed)
+		FAIL("follow --agent t-fa printed no kernel denial: %s", follow->buf);
+	if (!attached)
+		FAIL("attach t-fa --json printed no kernel denial: %s", attach->buf);
+	if (!viewed_ok)
+		FAIL("attach t-fa showed no kernel denial: %s", view->buf);
+}
+
 TEST(attach_pid_moves_the_process_and_its_children_under_the_network_rules)
 {
 	struct env *e = setup();

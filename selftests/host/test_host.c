@@ -138,7 +138,8 @@ static void set_drops(struct enforcer *e, __u32 agent, __u64 n)
 	free(vals);
 }
 
-/* Loss is never silent: each growth of a drop counter becomes one loss record with the delta. */
+/* Loss is never silent: each growth of a drop counter becomes one loss record with the delta,
+ * naming the agent. */
 TEST(drop_counters_become_loss_records)
 {
 	struct enforcer_opts opts = {};
@@ -146,23 +147,25 @@ TEST(drop_counters_become_loss_records)
 	struct audit_writer_opts wo = { .host = "test", .no_append_flag = true };
 	struct audit_writer *w = NULL;
 	struct enforcer *e = NULL;
-	char dir[PATH_MAX], cmd[PATH_MAX + 64], line[256];
+	char dir[PATH_MAX], cmd[PATH_MAX + 128], line[256];
 	FILE *f;
 	int n = 0;
 
 	test_tmpdir(dir, sizeof(dir), "loss");
 	ASSERT_EQ(enforcer_load(&e, &opts), 0);
 	ASSERT_EQ(audit_writer_open(&w, dir, &wo), 0);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 0);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 0);
 	set_drops(e, 7, 5);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 5);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 0);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 5);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 0);
 	set_drops(e, 7, 12);
-	ASSERT_EQ(loss_check(&t, e, w, 7), 7);
+	ASSERT_EQ(loss_check(&t, e, w, 7, "a7"), 7);
 	ASSERT_EQ(audit_writer_close(w), 0);
 	enforcer_destroy(e);
 
-	snprintf(cmd, sizeof(cmd), "grep -o '\"kind\":\"loss\"[^}]*\"count\":[0-9]*' %s/audit.log",
+	snprintf(cmd, sizeof(cmd),
+		 "grep -o '\"kind\":\"loss\"[^}]*\"agent_name\":\"a7\"[^}]*\"count\":[0-9]*' "
+		 "%s/audit.log",
 		 dir);
 	f = popen(cmd, "r");
 	ASSERT(f);
@@ -225,11 +228,10 @@ static int make_udp_socket(void *unused)
 
 /*
  * An agent's configuration (agent_slots, abi.h) through its slot's halves, each generation in
- * force for the kernel's next decision, both halves written twice; one pinned by a build before
- * agent_slots (a hash map named agents) moved into its slot at load, the pin gone; and no
- * configuration denying everything.
+ * force for the kernel's next decision, both halves written twice; and no configuration denying
+ * everything.
  */
-TEST(agent_configuration_switches_halves_and_moves_from_pinned_agents)
+TEST(agent_configuration_switches_halves)
 {
 	const struct ruleset udp = { .sock_families = 1ULL << AF_INET,
 				     .sock_types = 1U << SOCK_DGRAM },
@@ -237,26 +239,15 @@ TEST(agent_configuration_switches_halves_and_moves_from_pinned_agents)
 	struct agentd_agent_config cfg = { .generation = 7,
 					   .sock_families = udp.sock_families,
 					   .sock_types = udp.sock_types };
-	char cg[PATH_MAX], pins[128], old_pin[160];
 	struct enforcer_opts opts = {};
 	struct enforcer *e = NULL;
+	char cg[PATH_MAX];
 	__u32 id = 12, gen;
 	int fd, failed;
 
 	test_cgroup(cg, sizeof(cg));
-	test_pin_dir(pins, sizeof(pins));
-	opts.pin_dir = pins;
-	ASSERT_OK(mkdir(pins, 0700));
-	snprintf(old_pin, sizeof(old_pin), "%s/agents", pins);
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "agents", sizeof(id), sizeof(cfg), AGENTD_MAX_AGENTS,
-			    NULL);
-	ASSERT_OK(fd);
-	ASSERT_EQ(bpf_map_update_elem(fd, &id, &cfg, BPF_ANY), 0);
-	ASSERT_EQ(bpf_obj_pin(fd, old_pin), 0);
-	close(fd);
-
 	ASSERT_EQ(enforcer_load(&e, &opts), 0);
-	ASSERT(access(old_pin, F_OK) && errno == ENOENT);
+	ASSERT_EQ(enforcer_agent_switch(e, id, &cfg), 0);
 	memset(&cfg, 0, sizeof(cfg));
 	ASSERT_EQ(enforcer_agent_config(e, id, &cfg), 0);
 	ASSERT_EQ(cfg.generation, 7);
@@ -265,7 +256,7 @@ TEST(agent_configuration_switches_halves_and_moves_from_pinned_agents)
 	ASSERT_OK(fd);
 	test_defer(close_fd, (void *)(long)fd);
 	ASSERT_EQ(enforcer_attach_cgroup(e, fd), 0);
-	/* Generation 7 (half 1), moved: UDP sockets allowed. */
+	/* Generation 7 (half 1): UDP sockets allowed. */
 	ASSERT_EQ(run_in_cgroup(cg, make_udp_socket, NULL, NULL), 0);
 	ASSERT_EQ(rules_apply(e, id, &none, &gen, &failed), 0);
 	ASSERT_EQ(gen, 8);
@@ -361,20 +352,49 @@ TEST(pinned_link_on_other_maps_is_replaced)
 	enforcer_destroy(e);
 }
 
+/* Pins the format marker of format at pins' (enforcer.h): a frozen one-element array. */
+static void pin_format(const char *pins, __u32 format)
+{
+	char pin[160];
+	__u32 zero = 0;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, ENFORCER_PIN_FORMAT_PIN, 4, 4, 1, NULL);
+
+	ASSERT_OK(fd);
+	ASSERT_OK(bpf_map_update_elem(fd, &zero, &format, BPF_ANY));
+	snprintf(pin, sizeof(pin), "%s/" ENFORCER_PIN_FORMAT_PIN, pins);
+	ASSERT_OK(bpf_obj_pin(fd, pin));
+	close(fd);
+}
+
+/* The value size of the map pinned at pins/name. */
+static __u32 pinned_value_size(const char *pins, const char *name)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char pin[160];
+	int fd;
+
+	snprintf(pin, sizeof(pin), "%s/%s", pins, name);
+	fd = bpf_obj_get(pin);
+	ASSERT_OK(fd);
+	ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len));
+	close(fd);
+	return info.value_size;
+}
+
 /*
- * agent_slots pinned by a build whose slots had another layout (24-byte configurations, before
- * the capability mask): the load refuses it, saying to tear down, rather than libbpf's bare
- * "parameter mismatch"; the pin stays as it is.
+ * Pins agentd cannot reuse: agent_slots of another layout (24-byte configurations), in a
+ * directory without a format marker, then with the marker of another format. Each load refuses
+ * (-ESTALE, saying to tear down) and changes nothing; teardown clears the directory, and a load
+ * there starts afresh and marks it with this format.
  */
-TEST(pinned_agent_slots_of_another_layout_refused)
+TEST(pins_of_another_format_refused_until_teardown)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
 	const __u32 old_size = sizeof(struct agentd_agent_slot) - 16;
 	struct enforcer_opts opts = {};
-	struct bpf_map_info info = {};
 	struct enforcer *e = NULL;
 	char pins[128], pin[160];
-	__u32 len = sizeof(info);
 	int fd;
 
 	test_pin_dir(pins, sizeof(pins));
@@ -388,11 +408,26 @@ TEST(pinned_agent_slots_of_another_layout_refused)
 	opts.pin_dir = pins;
 	ASSERT_EQ(enforcer_load(&e, &opts), -ESTALE);
 	ASSERT(e == NULL);
-	fd = bpf_obj_get(pin);
-	ASSERT_OK(fd);
-	ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len));
-	close(fd);
-	ASSERT_EQ(info.value_size, old_size);
+	ASSERT_EQ(pinned_value_size(pins, "agent_slots"), old_size);
+	snprintf(pin, sizeof(pin), "%s/" ENFORCER_PIN_FORMAT_PIN, pins);
+	ASSERT(access(pin, F_OK) && errno == ENOENT);
+
+	pin_format(pins, ENFORCER_PIN_FORMAT + 1);
+	ASSERT_EQ(enforcer_load(&e, &opts), -ESTALE);
+	ASSERT(e == NULL);
+	ASSERT_EQ(pinned_value_size(pins, "agent_slots"), old_size);
+	snprintf(pin, sizeof(pin), "%s/events", pins);
+	ASSERT(access(pin, F_OK) && errno == ENOENT);
+
+	ASSERT_EQ(enforcer_teardown(pins), 0);
+	ASSERT(access(pins, F_OK) && errno == ENOENT);
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	ASSERT_EQ(pinned_value_size(pins, "agent_slots"), sizeof(struct agentd_agent_slot));
+	ASSERT_EQ(pinned_value_size(pins, ENFORCER_PIN_FORMAT_PIN), sizeof(__u32));
+	enforcer_destroy(e);
+	/* Its own pins: reused. */
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	enforcer_destroy(e);
 }
 
 /* The word of cgroup id's slot of the cgroup index. */
@@ -406,14 +441,13 @@ static __u64 index_slot(struct enforcer *e, __u64 id)
  * "several" while two share it (a second id 65,536 above), names the one left, and is emptied;
  * the kernel follows each state (a task of the registered cgroup is its agent's through its
  * slot or through agent_cgroups; once the slot names another cgroup, it is no agent's). A
- * restarted enforcer rebuilds the slots from pinned agent_cgroups and retires the pin of the
- * bit filter the index replaced.
+ * restarted enforcer rebuilds the slots from pinned agent_cgroups.
  */
 TEST(cgroup_index_names_one_cgroup_or_several_and_is_rebuilt_from_pins)
 {
 	const struct ruleset none = { 0 };
 	struct agentd_agent_levels lv;
-	char cg[PATH_MAX], pins[128], old_pin[160];
+	char cg[PATH_MAX], pins[128];
 	struct enforcer_opts opts = {};
 	struct enforcer *e = NULL;
 	__u64 id, other, c;
@@ -449,8 +483,7 @@ TEST(cgroup_index_names_one_cgroup_or_several_and_is_rebuilt_from_pins)
 	ASSERT_EQ(enforcer_detach_cgroup(e, fd), 0);
 	enforcer_destroy(e);
 
-	/* An agent cgroup in pinned maps with an empty slot, and the pin of the filter that
-	 * builds before the index had. */
+	/* An agent cgroup in pinned maps with an empty slot. */
 	c = id + 1;
 	test_pin_dir(pins, sizeof(pins));
 	opts.pin_dir = pins;
@@ -458,13 +491,10 @@ TEST(cgroup_index_names_one_cgroup_or_several_and_is_rebuilt_from_pins)
 	ASSERT_EQ(enforcer_load(&e, &opts), 0);
 	ASSERT_EQ(bpf_map_update_elem(enforcer_map_fd(e, "agent_cgroups"), &c, &agent, BPF_ANY), 0);
 	ASSERT_EQ(index_slot(e, c), 0);
-	snprintf(old_pin, sizeof(old_pin), "%s/agent_cgroup_filter", pins);
-	ASSERT_EQ(bpf_obj_pin(enforcer_map_fd(e, "agent_cgroups"), old_pin), 0);
 	enforcer_destroy(e);
 	e = NULL;
 	ASSERT_EQ(enforcer_load(&e, &opts), 0);
 	ASSERT_EQ(index_slot(e, c), agentd_cgroup_index_word(c, 9));
-	ASSERT(access(old_pin, F_OK) && errno == ENOENT);
 	ASSERT_EQ(enforcer_remove_cgroup_id(e, c), 0);
 	ASSERT_EQ(index_slot(e, c), 0);
 	enforcer_destroy(e);
@@ -489,106 +519,4 @@ TEST(bench_events_makes_and_writes_events)
 	ASSERT(strtod(w + strlen(" written "), NULL) > 0);
 	status = proc_stop(p, 0);
 	ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-/*
- * An earlier build's own-listener keys (`endpoints`, by socket cookie in `bound_sockets`, and a
- * sock_release link) after an upgrade: once the cgroup's programs are this build's, its keys
- * leave `endpoints` (one would open its port to whatever listens there), agentd's own endpoint
- * stays, and the old link, one on a cgroup since removed, and the map go.
- */
-/* A cgroup link of an earlier build's program on a cgroup since removed, pinned at name: the
- * kernel detaches it (its cgroup id reads 0) once the cgroup is released. */
-static void pin_defunct_cgroup_link(const char *pin)
-{
-	const struct bpf_insn allow[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	struct bpf_link_info info;
-	char cg[PATH_MAX];
-	int prog, cgfd, link, tries;
-	__u32 len;
-
-	test_cgroup(cg, sizeof(cg));
-	prog = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK, "old_release", "GPL", allow, 2,
-			     &(struct bpf_prog_load_opts){
-				     .sz = sizeof(struct bpf_prog_load_opts),
-				     .expected_attach_type = BPF_CGROUP_INET4_POST_BIND,
-			     });
-	ASSERT_OK(prog);
-	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ASSERT_OK(cgfd);
-	link = bpf_link_create(prog, cgfd, BPF_CGROUP_INET4_POST_BIND, NULL);
-	ASSERT_OK(link);
-	ASSERT_EQ(bpf_obj_pin(link, pin), 0);
-	close(cgfd);
-	close(prog);
-	ASSERT_OK(rmdir(cg));
-	for (tries = 0; tries < 500; tries++) {
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		ASSERT_EQ(bpf_obj_get_info_by_fd(link, &info, &len), 0);
-		if (!info.cgroup.cgroup_id)
-			break;
-		usleep(10000);
-	}
-	close(link);
-	ASSERT_EQ(info.cgroup.cgroup_id, 0);
-}
-
-TEST(own_listener_keys_of_an_earlier_build_are_removed)
-{
-	struct agentd_endpoint_key old = { .agent_id = 12,
-					   .port = 4242,
-					   .protocol = AGENTD_PROTO_TCP },
-				   mine = { .agent_id = 12,
-					    .port = 4343,
-					    .protocol = AGENTD_PROTO_TCP };
-	char cg[PATH_MAX], pins[128], map_pin[160], link_pin[200], gone_pin[200];
-	const __u8 lo[16] = { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 };
-	struct enforcer_opts opts = {};
-	struct enforcer *e = NULL;
-	__u64 cookie = 99;
-	__u32 one = 1;
-	struct stat st;
-	int fd, cgfd, ep;
-
-	test_cgroup(cg, sizeof(cg));
-	test_pin_dir(pins, sizeof(pins));
-	opts.pin_dir = pins;
-	ASSERT_OK(mkdir(pins, 0700));
-	memcpy(old.addr, lo, 16);
-	snprintf(map_pin, sizeof(map_pin), "%s/bound_sockets", pins);
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "bound_sockets", sizeof(cookie), sizeof(old), 16,
-			    NULL);
-	ASSERT_OK(fd);
-	ASSERT_EQ(bpf_map_update_elem(fd, &cookie, &old, BPF_ANY), 0);
-	ASSERT_EQ(bpf_obj_pin(fd, map_pin), 0);
-	ASSERT_OK(stat(cg, &st));
-	/* Standing in for the old link: any pinned object under its name. */
-	snprintf(link_pin, sizeof(link_pin), "%s/link-net-sock_release-%llu", pins,
-		 (unsigned long long)st.st_ino);
-	ASSERT_EQ(bpf_obj_pin(fd, link_pin), 0);
-	close(fd);
-	/* And one on a cgroup since removed: it goes too, or the old map would stay pinned. */
-	snprintf(gone_pin, sizeof(gone_pin), "%s/link-net-sock_release-1", pins);
-	pin_defunct_cgroup_link(gone_pin);
-
-	ASSERT_EQ(enforcer_load(&e, &opts), 0);
-	ep = enforcer_map_fd(e, "endpoints");
-	ASSERT_EQ(bpf_map_update_elem(ep, &old, &one, BPF_ANY), 0);
-	ASSERT_EQ(enforcer_add_endpoint(e, 12, lo, 4343, AGENTD_PROTO_TCP), 0);
-	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ASSERT_OK(cgfd);
-	test_defer(close_fd, (void *)(long)cgfd);
-	ASSERT_EQ(enforcer_attach_cgroup(e, cgfd), 0);
-	ASSERT(bpf_map_lookup_elem(ep, &old, &one) && errno == ENOENT);
-	memcpy(mine.addr, lo, 16);
-	ASSERT_EQ(bpf_map_lookup_elem(ep, &mine, &one), 0);
-	ASSERT(access(link_pin, F_OK) && errno == ENOENT);
-	ASSERT(access(gone_pin, F_OK) && errno == ENOENT);
-	ASSERT(access(map_pin, F_OK) && errno == ENOENT);
-	ASSERT_EQ(enforcer_detach_cgroup(e, cgfd), 0);
-	enforcer_destroy(e);
 }

@@ -233,6 +233,7 @@ TEST(run_environment_is_minimal)
 {
 	static const char *const allowed[] = { "PATH",
 					       "HOME",
+					       "TMPDIR",
 					       "USER",
 					       "LANG",
 					       "TERM",
@@ -276,13 +277,14 @@ TEST(run_environment_is_minimal)
 	ASSERT(!has_env(out, "AGENTD_TEST_UNSET", NULL));
 	ASSERT(has_env(out, "PATH",
 		       "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
-	ASSERT(has_env(out, "HOME", "/root"));
+	ASSERT(has_env(out, "HOME", "/tmp/home"));
+	ASSERT(has_env(out, "TMPDIR", "/tmp"));
 	ASSERT(has_env(out, "USER", "root"));
 	ASSERT(has_env(out, "LANG", "C.UTF-8"));
-	/* HOME and USER are those of the user the agent runs as. */
+	/* USER is the user's the agent runs as; HOME its private one still. */
 	ASSERT_EQ(run_probe_as("nobody", env_probe, out, sizeof(out)), 0);
 	ASSERT(has_env(out, "USER", "nobody"));
-	ASSERT(has_env(out, "HOME", getpwnam("nobody")->pw_dir));
+	ASSERT(has_env(out, "HOME", "/tmp/home"));
 	ASSERT(!strstr(out, "ghp_notarealtokenbutsecret"));
 }
 

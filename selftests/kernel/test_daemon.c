@@ -100,6 +100,68 @@ TEST(daemon_agent_is_held_to_its_policy)
 	}
 }
 
+/*
+ * agentctl audit query --agent NAME: how many of its lines are file_open denials of path, each
+ * agent id in *agent_id. FAILs on a line that is not NAME's.
+ */
+static int queried_denials(struct denv *e, const char *name, const char *path, int *agent_id)
+{
+	static char out[1 << 18];
+	char want[128], *line, *nl, *id;
+	int count = 0;
+
+	snprintf(want, sizeof(want), "\"agent_name\":\"%s\"", name);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "query", "--dir", e->d.audit, "--agent",
+			       name, NULL),
+		  0);
+	for (line = out; (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = '\0';
+		if (!strstr(line, want))
+			FAIL("query --agent %s returned another's record: %s", name, line);
+		if (!strstr(line, "\"op\":\"file_open\"") ||
+		    !strstr(line, "\"decision\":\"deny\"") || !strstr(line, path))
+			continue;
+		id = strstr(line, "\"agent\":");
+		ASSERT(id);
+		*agent_id = atoi(id + strlen("\"agent\":"));
+		count++;
+	}
+	return count;
+}
+
+/*
+ * Kernel records name their agent: query --agent NAME returns the agent's BPF LSM file_open
+ * denial and another agent's query does not; after an agent is removed and its id given to a
+ * new agent, the old name finds the old agent's denial and not the new one's.
+ */
+TEST(daemon_audit_query_by_name_finds_kernel_denials_across_id_reuse)
+{
+	struct denv *e = setup();
+	char cg_a[PATH_MAX], cg_old[PATH_MAX], cg_new[PATH_MAX];
+	int id_a = 0, id_b = 0, id_old = 0, id_new = 0;
+	char out[4096];
+
+	test_daemon_add(&e->d, "t-qa", e->policy, cg_a, sizeof(cg_a));
+	test_daemon_add(&e->d, "t-qb", e->policy, NULL, 0);
+	test_daemon_add(&e->d, "t-old", e->policy, cg_old, sizeof(cg_old));
+	ASSERT_EQ(run_in_cgroup(cg_a, try_open, e->secret, NULL), EPERM);
+	ASSERT_EQ(run_in_cgroup(NULL, try_open, e->secret, NULL), 0);
+	ASSERT_EQ(run_in_cgroup(cg_old, try_open, e->secret, NULL), EPERM);
+	if (agentctl_run(out, sizeof(out), "agent", "rm", "t-old", NULL))
+		FAIL("agent rm t-old: %s", out);
+	test_daemon_add(&e->d, "t-new", e->policy, cg_new, sizeof(cg_new));
+	ASSERT_EQ(run_in_cgroup(cg_new, try_open, e->secret, NULL), EPERM);
+	/* stopped: every record is committed */
+	ASSERT_EQ(proc_stop(e->d.agentd, SIGTERM), 0);
+
+	ASSERT(queried_denials(e, "t-qa", e->secret, &id_a) >= 1);
+	ASSERT_EQ(queried_denials(e, "t-qb", e->secret, &id_b), 0);
+	ASSERT(queried_denials(e, "t-old", e->secret, &id_old) >= 1);
+	ASSERT(queried_denials(e, "t-new", e->secret, &id_new) >= 1);
+	/* the case in point: the new agent has the old one's id */
+	ASSERT_EQ(id_new, id_old);
+}
+
 /* In the agent: opens the secret until stop_fd reads EOF; the exit status is how many opens
  * succeeded (capped), 0 when every one was denied. */
 static int open_loop(const char *secret, int stop_fd)

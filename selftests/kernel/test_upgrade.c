@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * An agentd of another build left its pins: a link pinned under the name of one of this build's
- * programs that runs other code is replaced by this build's, the link of a program this build
- * lacks is removed (its hook would go on running the old code), and a link of this very build is
- * adopted, not attached twice, and the pin of a map only such a program read (unix_owner, the
- * socket storage of an older build's socket_post_create) is removed. Pinned rules without their
- * bits in the object filter (maps of a build before it) get them at load, before anything is
- * attached; file rules pinned in the hash map of a build before the rule table move into it;
- * and the identity maps of a build before the shared section move into that.
+ * An agentd of another build left its pins. Of this pin format (enforcer.h): a link pinned under
+ * the name of one of this build's programs that runs other code is replaced by this build's, the
+ * link of a program this build lacks is removed (its hook would go on running the old code), a
+ * link of this very build is adopted, not attached twice, and pinned rules without their bits in
+ * the object filter get them at load, before anything is attached. Of another format, or without
+ * a format marker: refused with what to do, nothing attached or changed, until agentd --teardown
+ * clears them.
  */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -56,10 +59,9 @@ static void start_and_stop(const char *pins)
 TEST(upgrade_replaces_changed_programs_and_removes_stale_links)
 {
 	char pins[PATH_MAX], open_pin[PATH_MAX + 64], stale[PATH_MAX + 64], prog[64];
-	char stale_sock[PATH_MAX + 64], owner_pin[PATH_MAX + 64];
+	char stale_sock[PATH_MAX + 64];
 	struct probe_bpf *skel;
 	struct bpf_link *link;
-	int map;
 	__u32 id;
 
 	test_pin_dir(pins, sizeof(pins));
@@ -67,9 +69,10 @@ TEST(upgrade_replaces_changed_programs_and_removes_stale_links)
 	snprintf(open_pin, sizeof(open_pin), "%s/link-files-file_open", pins);
 	snprintf(stale, sizeof(stale), "%s/link-self-inode_permission", pins);
 	snprintf(stale_sock, sizeof(stale_sock), "%s/link-sock-socket_post_create", pins);
-	snprintf(owner_pin, sizeof(owner_pin), "%s/unix_owner", pins);
-	/* The "old build": another program on file_open, pinned as file_open's and as a program
-	 * this build does not have. */
+	/* The "old build", of this pin format: its pins, but another program on file_open,
+	 * pinned as file_open's and as programs this build does not have. */
+	start_and_stop(pins);
+	ASSERT_OK(unlink(open_pin));
 	skel = probe_bpf__open_and_load();
 	ASSERT(skel);
 	link = bpf_program__attach(skel->progs.probe_file_open);
@@ -82,15 +85,10 @@ TEST(upgrade_replaces_changed_programs_and_removes_stale_links)
 	probe_bpf__destroy(skel);
 	pinned_link(open_pin, prog, sizeof(prog));
 	ASSERT_STREQ(prog, "probe_file_open");
-	map = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unix_owner", 4, 4, 1, NULL);
-	ASSERT_OK(map);
-	ASSERT_OK(bpf_obj_pin(map, owner_pin));
-	close(map);
 
 	start_and_stop(pins);
 	ASSERT(access(stale, F_OK) && errno == ENOENT);
 	ASSERT(access(stale_sock, F_OK) && errno == ENOENT);
-	ASSERT(access(owner_pin, F_OK) && errno == ENOENT);
 	id = pinned_link(open_pin, prog, sizeof(prog));
 	ASSERT_STREQ(prog, "file_open");
 	/* The same build again: adopted. */
@@ -154,12 +152,12 @@ static void agent_with_secret(struct test_agent *ag, struct secret_tree *t)
 TEST(object_filter_is_rebuilt_from_pinned_rules)
 {
 	struct test_agent ag = { .id = 11 };
-	struct secret_tree t;
+	struct secret_tree t = {};
 	const char *sec = t.sec, *top = t.top, *s = t.s, *f = t.f;
 
 	agent_with_secret(&ag, &t);
-	/* The denying rule without its bit, as pins of a build before the filter have it: the
-	 * walk passes it by and the tree above allows. What the load must repair. */
+	/* The denying rule without its bit: the walk passes it by and the tree above allows.
+	 * What the load must repair, from the rules, whatever the pinned filter says. */
 	ASSERT_EQ(object_bit(ag.e, sec, 0), 1);
 	ASSERT_EQ(read_in(&ag, s), 0);
 	enforcer_destroy(ag.e);
@@ -175,137 +173,172 @@ TEST(object_filter_is_rebuilt_from_pinned_rules)
 	enforcer_destroy(ag.e);
 }
 
-/* Pins at pins/name an empty array map of n elements of size bytes, as an earlier build had. */
-static int pin_old_map(const char *pins, const char *name, __u32 size, __u32 n)
+/* Runs enforcer_load() with stderr caught in msg. */
+static int load_caught(struct enforcer **e, const struct enforcer_opts *opts, char *msg, size_t sz)
 {
-	char pin[PATH_MAX + 32];
-	int fd = bpf_map_create(
-		BPF_MAP_TYPE_ARRAY, name, sizeof(__u32), size, n,
-		&(struct bpf_map_create_opts){ .sz = sizeof(struct bpf_map_create_opts),
-					       .map_flags = BPF_F_MMAPABLE });
+	int fd = memfd_create("stderr", MFD_CLOEXEC), saved = dup(STDERR_FILENO), err;
+	ssize_t n;
 
 	ASSERT_OK(fd);
-	snprintf(pin, sizeof(pin), "%s/%s", pins, name);
-	ASSERT_OK(bpf_obj_pin(fd, pin));
-	return fd;
-}
-
-static bool pinned(const char *pins, const char *name)
-{
-	char pin[PATH_MAX + 32];
-
-	snprintf(pin, sizeof(pin), "%s/%s", pins, name);
-	return !access(pin, F_OK);
-}
-
-/*
- * Pins of a build before the shared section: the agent levels, the cgroup
- * index and the object filter in maps of their own, the filter empty as in a build before it.
- * The load carries the levels into the shared section, rebuilds the index from agent_cgroups
- * and the filter from the pinned rules, and removes the old pins; the links of the first load,
- * whose programs read another section, are replaced. Without the levels no task would be an
- * agent's, and the denied file would open.
- */
-TEST(identity_pins_of_an_earlier_build_move_into_the_shared_section)
-{
-	struct test_agent ag = { .id = 13 };
-	struct agentd_agent_levels lv;
-	char pin[PATH_MAX + 32];
-	struct secret_tree t;
-	__u32 zero = 0, i;
-	__u64 id;
-	int fd;
-
-	agent_with_secret(&ag, &t);
-	lv = enforcer_shared(ag.e)->levels;
-	ASSERT_EQ(lv.count, 1);
-	ASSERT_EQ(cgroup_id(ag.cgroup, &id), 0);
-	enforcer_destroy(ag.e);
-	snprintf(pin, sizeof(pin), "%s/" AGENTD_SHARED_PIN, t.pins);
-	ASSERT_OK(unlink(pin));
-	fd = pin_old_map(t.pins, "agent_levels", sizeof(lv), 1);
-	ASSERT_OK(bpf_map_update_elem(fd, &zero, &lv, BPF_ANY));
+	ASSERT_OK(saved);
+	fflush(stderr);
+	ASSERT_OK(dup2(fd, STDERR_FILENO));
+	err = enforcer_load(e, opts);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = pread(fd, msg, sz - 1, 0);
 	close(fd);
-	close(pin_old_map(t.pins, "agent_cgroup_index", sizeof(__u64), AGENTD_CGROUP_INDEX_SLOTS));
-	close(pin_old_map(t.pins, "object_filter", AGENTD_OBJECT_FILTER_WORDS * sizeof(__u64), 1));
-
-	ASSERT_EQ(enforcer_load(&ag.e, &t.opts), 0);
-	ASSERT_EQ(enforcer_attach_lsm(ag.e), 0);
-	ASSERT(pinned(t.pins, AGENTD_SHARED_PIN));
-	ASSERT(!pinned(t.pins, "agent_levels"));
-	ASSERT(!pinned(t.pins, "agent_cgroup_index"));
-	ASSERT(!pinned(t.pins, "object_filter"));
-	ASSERT_EQ(enforcer_shared(ag.e)->levels.count, 1);
-	ASSERT_EQ(enforcer_shared(ag.e)->levels.level[0], lv.level[0]);
-	i = id & (AGENTD_CGROUP_INDEX_SLOTS - 1);
-	ASSERT_EQ(enforcer_shared(ag.e)->cgroup_index[i], agentd_cgroup_index_word(id, ag.id));
-	ASSERT_EQ(object_bit(ag.e, t.sec, -1), 1);
-	ASSERT_EQ(read_in(&ag, t.s), EPERM);
-	ASSERT_EQ(read_in(&ag, t.f), 0);
-	ASSERT_EQ(enforcer_remove_cgroup(ag.e, ag.cgroup), 0);
-	ASSERT_EQ(rules_remove(ag.e, ag.id), 0);
-	enforcer_destroy(ag.e);
+	ASSERT_OK(n);
+	msg[n] = '\0';
+	fputs(msg, stderr);
+	return err;
 }
 
-struct copy_ctx {
-	int fd;
-	__u32 agent_id;
-	int n;
-};
-
-static int copy_rule(void *ctx, const struct agentd_file_key *key,
-		     const struct agentd_file_rule *rule)
+/* "name id" of every pin in dir (its object's id), sorted by name: what a load must not change. */
+static void pin_listing(const char *dir, char *out, size_t sz)
 {
-	struct copy_ctx *c = ctx;
+	union {
+		struct bpf_map_info map;
+		struct bpf_link_info link;
+		struct bpf_prog_info prog;
+	} info; /* each begins with its type and its id */
+	char pin[PATH_MAX + 300];
+	struct dirent **de;
+	size_t used = 0;
+	int n, i, fd;
+	__u32 len;
 
-	if (key->agent_id != c->agent_id)
-		return 0;
-	ASSERT_OK(bpf_map_update_elem(c->fd, key, rule, BPF_NOEXIST));
-	c->n++;
-	return 0;
+	n = scandir(dir, &de, NULL, alphasort);
+	ASSERT_OK(n);
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		snprintf(pin, sizeof(pin), "%s/%s", dir, de[i]->d_name);
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		fd = de[i]->d_name[0] == '.' ? -1 : bpf_obj_get(pin);
+		if (fd >= 0) {
+			ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len));
+			close(fd);
+			used += snprintf(out + used, sz - used, "%s %u\n", de[i]->d_name,
+					 info.map.id);
+			ASSERT(used < sz);
+		}
+		free(de[i]);
+	}
+	free(de);
+}
+
+/* The highest id of a link now: a link made later has a higher one. */
+static __u32 last_link_id(void)
+{
+	__u32 id = 0, next;
+
+	while (!bpf_link_get_next_id(id, &next))
+		id = next;
+	return id;
+}
+
+/* Replaces the format marker at pins by one saying format (0: none, as before markers). */
+static void mark_pins(const char *pins, __u32 format)
+{
+	char pin[PATH_MAX + 32];
+	__u32 zero = 0;
+	int fd;
+
+	snprintf(pin, sizeof(pin), "%s/" ENFORCER_PIN_FORMAT_PIN, pins);
+	ASSERT_OK(unlink(pin));
+	if (!format)
+		return;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, ENFORCER_PIN_FORMAT_PIN, 4, 4, 1, NULL);
+	ASSERT_OK(fd);
+	ASSERT_OK(bpf_map_update_elem(fd, &zero, &format, BPF_ANY));
+	ASSERT_OK(bpf_obj_pin(fd, pin));
+	close(fd);
+}
+
+/* The load refuses pins of another format, naming them and saying to run agentd --teardown. */
+static void load_refused(const struct secret_tree *t, const char *what)
+{
+	struct enforcer *e = NULL;
+	char msg[8192], want[PATH_MAX + 64];
+
+	ASSERT_EQ(load_caught(&e, &t->opts, msg, sizeof(msg)), -ESTALE);
+	ASSERT(e == NULL);
+	snprintf(want, sizeof(want), "%s: %s", t->pins, what);
+	if (!strstr(msg, want) || !strstr(msg, "run agentd --teardown --pin-dir"))
+		FAIL("no message naming %s and saying to tear down: \"%s\"", t->pins, msg);
 }
 
 /*
- * A build before rule_buckets pinned its file rules in a hash map named file_rules: the load
- * moves the entries of each agent's generation in force into the table before anything is
- * attached, and removes the pin; entries of other generations stay behind.
+ * Pins of an agentd whose pin format is another (its maps may lay out or mean other bytes):
+ * the load refuses them with a message naming the directory and saying to run agentd
+ * --teardown, attaches nothing and changes no pin; the old links go on enforcing the old maps.
  */
-TEST(pinned_file_rules_of_an_earlier_build_move_into_the_table)
+TEST(pins_of_another_format_are_refused_and_left_as_they_are)
 {
-	struct agentd_file_rule rule = { 77, AGENTD_RIGHTS_ALL }, got;
-	struct test_agent ag = { .id = 12 };
-	char old_pin[PATH_MAX + 16];
-	struct agentd_file_key stale;
-	struct copy_ctx c = {};
-	struct secret_tree t;
-	struct stat st;
+	char before[16384], after[16384];
+	struct test_agent ag = { .id = 14 };
+	struct secret_tree t = {};
+	__u32 last;
 
 	agent_with_secret(&ag, &t);
-	snprintf(old_pin, sizeof(old_pin), "%s/file_rules", t.pins);
-	/* The old build's map: this generation's rules, and one of a generation not in force
-	 * (all rights on the denied tree) that must not come back. */
-	c.fd = bpf_map_create(BPF_MAP_TYPE_HASH, "file_rules", sizeof(struct agentd_file_key),
-			      sizeof(struct agentd_file_rule), 64, NULL);
-	ASSERT_OK(c.fd);
-	c.agent_id = ag.id;
-	ASSERT_EQ(ruletab_each(enforcer_rules(ag.e), copy_rule, &c), 0);
-	ASSERT_EQ(c.n, 3);
-	ASSERT_OK(stat(t.sec, &st));
-	stale = (struct agentd_file_key){ ag.id, t.gen + 1, kernel_dev(st.st_dev), st.st_ino };
-	ASSERT_OK(bpf_map_update_elem(c.fd, &stale, &rule, BPF_NOEXIST));
-	ASSERT_OK(bpf_obj_pin(c.fd, old_pin));
-	close(c.fd);
-	/* The table as that build left it: without them. */
-	ASSERT_EQ(ruletab_delete(enforcer_rules(ag.e), ag.id, 0), 3);
-	ASSERT_EQ(enforcer_object_filter_rebuild(ag.e), 0);
-	ASSERT_EQ(read_in(&ag, t.f), EPERM);
 	enforcer_destroy(ag.e);
+	mark_pins(t.pins, ENFORCER_PIN_FORMAT + 1);
+	pin_listing(t.pins, before, sizeof(before));
+	last = last_link_id();
 
-	ASSERT_EQ(enforcer_load(&ag.e, &t.opts), 0);
-	ASSERT(access(old_pin, F_OK) && errno == ENOENT);
+	load_refused(&t, "pins of format");
+	pin_listing(t.pins, after, sizeof(after));
+	ASSERT_STREQ(after, before);
+	ASSERT(last_link_id() <= last);
 	ASSERT_EQ(read_in(&ag, t.s), EPERM);
 	ASSERT_EQ(read_in(&ag, t.f), 0);
-	ASSERT_EQ(ruletab_get(enforcer_rules(ag.e), &stale, &got), 0);
+}
+
+static int agentd_teardown(const char *pins)
+{
+	char *argv[] = { "agentd", "--teardown", "--pin-dir", (char *)pins, NULL };
+	int status = proc_stop(proc_start(argv), 0);
+
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * Pins without a format marker (an agentd from before markers) are refused alike; agentd
+ * --teardown clears them (their links end once the kernel releases them: it cannot forget the
+ * agents first in maps of a format it does not know), and a load there then starts afresh: it
+ * marks the directory with this format and enforces.
+ */
+TEST(pins_without_a_format_marker_are_refused_until_teardown)
+{
+	struct test_agent ag = { .id = 15 };
+	struct secret_tree t = {};
+	char pin[PATH_MAX + 32];
+	__u32 gen;
+
+	agent_with_secret(&ag, &t);
+	enforcer_destroy(ag.e);
+	mark_pins(t.pins, 0);
+	load_refused(&t, "pins without a format marker");
+	ASSERT_EQ(read_in(&ag, t.s), EPERM);
+
+	ASSERT_EQ(agentd_teardown(t.pins), 0);
+	ASSERT(access(t.pins, F_OK) && errno == ENOENT);
+
+	ASSERT_EQ(enforcer_load(&ag.e, &t.opts), 0);
+	snprintf(pin, sizeof(pin), "%s/" ENFORCER_PIN_FORMAT_PIN, t.pins);
+	ASSERT_OK(access(pin, F_OK));
+	ASSERT_EQ(enforcer_attach_lsm(ag.e), 0);
+	const struct file_rule files[] = { { "/", RX },
+					   { t.top, AGENTD_RIGHTS_ALL },
+					   { t.sec, 0 } };
+	ASSERT_EQ(rules_apply(ag.e, ag.id, &(struct ruleset){ .files = files, .nfiles = 3 }, &gen,
+			      NULL),
+		  0);
+	ASSERT_EQ(enforcer_add_cgroup(ag.e, ag.cgroup, ag.id), 0);
+	ASSERT_EQ(read_in(&ag, t.s), EPERM);
+	ASSERT_EQ(read_in(&ag, t.f), 0);
 	ASSERT_EQ(enforcer_remove_cgroup(ag.e, ag.cgroup), 0);
 	ASSERT_EQ(rules_remove(ag.e, ag.id), 0);
 	enforcer_destroy(ag.e);

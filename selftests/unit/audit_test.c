@@ -10,6 +10,7 @@
 #include <zlib.h>
 #include "agentd/abi.h"
 #include "audit_test.h"
+#include "kernel/event.h"
 #include "harness.h"
 
 static void clear_append(const char *path)
@@ -169,8 +170,16 @@ void audit_test_file_record(struct audit_record *r, __u32 agent, bool deny, unsi
 	e.hdr.ts_ns = 1000000000ULL * n;
 	strcpy(e.task.comm, "cat");
 	e.path_len = snprintf(e.path, sizeof(e.path), "/w/file-%u", n);
-	if (audit_record_from_event(r, &e, sizeof(e), 1700000000000000000LL))
+	if (audit_test_from_event(r, &e, sizeof(e), 1700000000000000000LL))
 		FAIL("audit_record_from_event");
+}
+
+int audit_test_from_event(struct audit_record *r, const void *data, size_t len, __s64 off)
+{
+	union agentd_event ev;
+	int err = event_decode(data, len, &ev);
+
+	return err < 0 ? err : audit_record_from_event(r, &ev, off);
 }
 
 int audit_test_verify(const char *dir, struct audit_verify_result *res)

@@ -21,6 +21,8 @@ char *audit_test_join(char **lines, size_t n, size_t *len);
 
 /* A file event record as the kernel would report it. */
 void audit_test_file_record(struct audit_record *r, __u32 agent, bool deny, unsigned n);
+/* A ring-buffer record (its bytes) as the sink takes it: decoded once, then the record of it. */
+int audit_test_from_event(struct audit_record *r, const void *data, size_t len, __s64 off);
 
 /* Verifies every segment in dir. */
 int audit_test_verify(const char *dir, struct audit_verify_result *res);

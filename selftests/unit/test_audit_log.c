@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <jansson.h>
 #include "audit_test.h"
 #include "harness.h"
 
@@ -346,7 +347,8 @@ TEST(audit_verify_notes_removed_oldest_segments)
 	audit_segments_free(&segs);
 }
 
-static void report_commit(void *ctx, const char *lines, size_t len)
+static void report_commit(void *ctx, const char *lines, size_t len, const struct audit_key *keys,
+			  size_t n)
 {
 	/* the last line's seq, from its fixed prefix {"v":1,"seq": */
 	const char *last = lines + len - 1;
@@ -354,6 +356,7 @@ static void report_commit(void *ctx, const char *lines, size_t len)
 
 	while (last > lines && last[-1] != '\n')
 		last--;
+	(void)keys, (void)n;
 	seq = strtoull(last + strlen("{\"v\":1,\"seq\":"), NULL, 10);
 	if (write(*(int *)ctx, &seq, sizeof(seq)) != sizeof(seq))
 		_exit(1);
@@ -513,7 +516,7 @@ static void write_every_kind(const char *dir)
 		strcpy(r.detail, "detail");
 		ASSERT_EQ(audit_writer_append(w, &r), 0);
 	}
-	ASSERT_EQ(audit_writer_loss(w, 7, 3, "ringbuf", "per-agent drop counter"), 0);
+	ASSERT_EQ(audit_writer_loss(w, 7, "a7", 3, "ringbuf", "per-agent drop counter"), 0);
 	ASSERT_EQ(audit_writer_close(w), 0);
 	write_log(dir, &o, 5);
 }
@@ -751,8 +754,9 @@ TEST(audit_two_torn_remnants_before_a_restart_are_tampering)
 	free(data);
 }
 
-static void collect_line(void *ctx, const char *line, size_t len)
+static void collect_line(void *ctx, const char *line, size_t len, json_t *rec)
 {
+	(void)rec;
 	char *seen = ctx;
 
 	if (memmem(line, len, "forged", 6))

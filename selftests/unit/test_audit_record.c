@@ -299,7 +299,7 @@ TEST(audit_event_records_byte_for_byte)
 
 	ASSERT_EQ(n, sizeof(golden_lines) / sizeof(golden_lines[0]));
 	for (i = 0; i < n; i++) {
-		ASSERT_EQ(audit_record_from_event(&r, &ev[i], ev[i].hdr.len, 1700000000000000000LL),
+		ASSERT_EQ(audit_test_from_event(&r, &ev[i], ev[i].hdr.len, 1700000000000000000LL),
 			  0);
 		ASSERT_EQ(audit_record_format(&r, &st, line, sizeof(line)),
 			  strlen(golden_lines[i]));
@@ -398,7 +398,7 @@ TEST(audit_unterminated_kernel_strings_stay_in_bounds)
 
 	memset(e.task.comm, 'c', sizeof(e.task.comm));
 	memset(e.path, 'n', sizeof(e.path));
-	ASSERT_EQ(audit_record_from_event(&r, &e, sizeof(e), 0), 0);
+	ASSERT_EQ(audit_test_from_event(&r, &e, sizeof(e), 0), 0);
 	ASSERT_EQ(strlen(r.comm), AGENTD_COMM_LEN);
 	ASSERT_EQ(strlen(r.path), AGENTD_PATH_LEN);
 	ASSERT(audit_record_format(&r, &stamp, line, sizeof(line)) > 0);
@@ -414,16 +414,16 @@ TEST(audit_malformed_events_refused)
 	};
 	struct audit_record r;
 
-	ASSERT_EQ(audit_record_from_event(&r, &e, 3, 0), -EINVAL);
-	ASSERT_EQ(audit_record_from_event(&r, &e, sizeof(e) - 1, 0), -EINVAL);
+	ASSERT_EQ(audit_test_from_event(&r, &e, 3, 0), -EINVAL);
+	ASSERT_EQ(audit_test_from_event(&r, &e, sizeof(e) - 1, 0), -EINVAL);
 	e.hdr.version++;
-	ASSERT_EQ(audit_record_from_event(&r, &e, sizeof(e), 0), -EINVAL);
+	ASSERT_EQ(audit_test_from_event(&r, &e, sizeof(e), 0), -EINVAL);
 	e.hdr.version--;
 	e.hdr.type = 0xffff;
-	ASSERT_EQ(audit_record_from_event(&r, &e, sizeof(e), 0), -EINVAL);
+	ASSERT_EQ(audit_test_from_event(&r, &e, sizeof(e), 0), -EINVAL);
 	e.hdr.type = AGENTD_EV_FILE;
 	e.hdr.len = sizeof(e.hdr);
-	ASSERT_EQ(audit_record_from_event(&r, &e, sizeof(e.hdr), 0), -EINVAL);
+	ASSERT_EQ(audit_test_from_event(&r, &e, sizeof(e.hdr), 0), -EINVAL);
 }
 
 TEST(audit_small_buffer_enospc)

@@ -16,9 +16,10 @@ struct fixture {
 	struct audit_writer *w;
 };
 
-static void publish(void *ctx, const char *lines, size_t len)
+static void publish(void *ctx, const char *lines, size_t len, const struct audit_key *keys,
+		    size_t n)
 {
-	audit_stream_publish(ctx, lines, len);
+	audit_stream_publish(ctx, lines, len, keys, n);
 }
 
 static void close_fd(void *arg)

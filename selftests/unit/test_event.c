@@ -4,6 +4,15 @@
 #include "kernel/event.h"
 #include "harness.h"
 
+/* A ring-buffer record as the sink takes it: decoded once, then formatted. */
+static int fmt(const void *data, size_t len, char *buf, size_t bufsz)
+{
+	union agentd_event ev;
+	int err = event_decode(data, len, &ev);
+
+	return err < 0 ? err : event_format(&ev, buf, bufsz);
+}
+
 static struct agentd_file_event sample(void)
 {
 	struct agentd_file_event e = {
@@ -38,7 +47,7 @@ TEST(file_event_line)
 	char line[512];
 	int n;
 
-	n = event_format(&e, sizeof(e), line, sizeof(line));
+	n = fmt(&e, sizeof(e), line, sizeof(line));
 	ASSERT_STREQ(line, "deny agent=3 gen=7 cgroup=4242 pid=100 tid=101 uid=1000 comm=\"cat\" "
 			   "hook=file_open reason=rule rule=9 need=0x1 have=0x0 dev=8:1 ino=1234 "
 			   "path=\"/srv/secret\"");
@@ -53,7 +62,7 @@ TEST(file_event_escapes_agent_bytes)
 	strcpy(e.path, "a b\"\n\\\xff");
 	strcpy(e.task.comm, "x=y\x1b");
 	e.flags = AGENTD_EVF_PATH_TRUNCATED;
-	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(fmt(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line, "comm=\"x=y\\x1b\""));
 	ASSERT(strstr(line, "path=\"a\\x20b\\x22\\x0a\\x5c\\xff\" path_truncated"));
 }
@@ -65,7 +74,7 @@ TEST(file_event_unterminated_strings_stay_in_bounds)
 
 	memset(e.task.comm, 'c', sizeof(e.task.comm));
 	memset(e.path, 'n', sizeof(e.path));
-	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(fmt(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line, "comm=\"cccccccccccccccc\" "));
 }
 
@@ -74,20 +83,20 @@ TEST(malformed_records_refused)
 	struct agentd_file_event e = sample();
 	char line[512];
 
-	ASSERT_EQ(event_format(&e, 3, line, sizeof(line)), -EINVAL);
-	ASSERT_EQ(event_format(&e, sizeof(e) - 1, line, sizeof(line)), -EINVAL);
+	ASSERT_EQ(fmt(&e, 3, line, sizeof(line)), -EINVAL);
+	ASSERT_EQ(fmt(&e, sizeof(e) - 1, line, sizeof(line)), -EINVAL);
 	e.hdr.len = sizeof(e) + 8;
-	ASSERT_EQ(event_format(&e, sizeof(e), line, sizeof(line)), -EINVAL);
+	ASSERT_EQ(fmt(&e, sizeof(e), line, sizeof(line)), -EINVAL);
 	e = sample();
 	e.hdr.version = AGENTD_EVENT_VERSION + 1;
-	ASSERT_EQ(event_format(&e, sizeof(e), line, sizeof(line)), -EINVAL);
+	ASSERT_EQ(fmt(&e, sizeof(e), line, sizeof(line)), -EINVAL);
 	e = sample();
 	e.hdr.type = 0xffff;
-	ASSERT_EQ(event_format(&e, sizeof(e), line, sizeof(line)), -EINVAL);
+	ASSERT_EQ(fmt(&e, sizeof(e), line, sizeof(line)), -EINVAL);
 	/* A header that claims a short length for a file event is refused, not over-read. */
 	e = sample();
 	e.hdr.len = sizeof(e.hdr);
-	ASSERT_EQ(event_format(&e, sizeof(e.hdr), line, sizeof(line)), -EINVAL);
+	ASSERT_EQ(fmt(&e, sizeof(e.hdr), line, sizeof(line)), -EINVAL);
 }
 
 TEST(small_buffer_reports_enospc)
@@ -95,8 +104,8 @@ TEST(small_buffer_reports_enospc)
 	struct agentd_file_event e = sample();
 	char line[20];
 
-	ASSERT_EQ(event_format(&e, sizeof(e), line, sizeof(line)), -ENOSPC);
-	ASSERT_EQ(event_format(&e, sizeof(e), line, 0), -ENOSPC);
+	ASSERT_EQ(fmt(&e, sizeof(e), line, sizeof(line)), -ENOSPC);
+	ASSERT_EQ(fmt(&e, sizeof(e), line, 0), -ENOSPC);
 }
 
 TEST(net_event_line)
@@ -120,13 +129,13 @@ TEST(net_event_line)
 	char line[512];
 
 	strcpy(e.task.comm, "curl");
-	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(fmt(&e, sizeof(e), line, sizeof(line)) > 0);
 	/* The IPv4-mapped form on an IPv6 socket prints as IPv6, as the agent wrote it. */
 	ASSERT(strstr(line, "hook=connect6 reason=structural-deny rule=0 family=10 protocol=6 "
 			    "addr=::ffff:169.254.169.254 port=443"));
 	e.family = 2;
 	e.verdict.hook = AGENTD_HOOK_CONNECT4;
-	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(fmt(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line, "addr=169.254.169.254 port=443"));
 }
 
@@ -144,12 +153,12 @@ TEST(self_event_line_and_unknown_codes)
 	};
 	char line[512];
 
-	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(fmt(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line,
 		      "hook=task_kill reason=target-outside-agent rule=0 target_pid=1 arg=9"));
 	/* Codes from a newer kernel object are named "unknown", never indexed out of bounds. */
 	e.verdict.hook = 9999;
 	e.verdict.reason = 0;
-	ASSERT(event_format(&e, sizeof(e), line, sizeof(line)) > 0);
+	ASSERT(fmt(&e, sizeof(e), line, sizeof(line)) > 0);
 	ASSERT(strstr(line, "hook=unknown reason=unknown"));
 }

@@ -192,32 +192,32 @@ static int view(int fd, bool json)
 	return n < 0 ? -errno : 0;
 }
 
-/* NAME alone: the agent's records as they are committed, until interrupted. */
+/*
+ * NAME alone: the agent's records as they are committed, until interrupted: the stream with the
+ * filter agentctl audit follow --agent NAME sends (every record names its agent).
+ */
 static int live_view(const struct ctl *c, struct attach_args *a)
 {
 	const char *path = a->socket ? a->socket : stream_default_path(c->control);
-	char filter[64];
+	char filter[sizeof(a->req.name) + 8];
 	json_t *reply;
-	long long id;
 	int fd, err;
 
+	/* Asked first so that an agent that does not exist is an error, not a silent view. */
 	a->req.id = 1;
 	a->req.cmd = CONTROL_AGENT_INFO;
 	err = ctl_call(c, &a->req, &reply);
 	if (err)
 		return err;
-	/* Kernel records carry the agent's id, not its name: filter on the id. */
-	id = json_integer_value(json_object_get(json_object_get(reply, "agent"), "id"));
 	json_decref(reply);
-	snprintf(filter, sizeof(filter), "agent=%lld", id);
+	snprintf(filter, sizeof(filter), "agent=%s", a->req.name);
 	fd = stream_subscribe(path, filter);
 	if (fd < 0) {
 		log_err("cannot subscribe to the audit stream %s: %s\n", path, strerror(-fd));
 		return EXIT_FAIL;
 	}
 	if (!c->json) {
-		printf("agent %s (id %lld), live from %s; interrupt to stop\n", a->req.name, id,
-		       path);
+		printf("agent %s, live from %s; interrupt to stop\n", a->req.name, path);
 		fflush(stdout);
 	}
 	err = view(fd, c->json);

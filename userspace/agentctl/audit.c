@@ -198,9 +198,10 @@ static int do_verify(int argc, char **argv)
 	return bad ? EXIT_NO : 0;
 }
 
-static void print_match(void *ctx, const char *line, size_t len)
+/* Filters the line as verify parsed it: each line is parsed once. */
+static void print_match(void *ctx, const char *line, size_t len, json_t *rec)
 {
-	if (audit_filter_match(ctx, line, len)) {
+	if (audit_filter_match_json(ctx, rec)) {
 		fwrite(line, 1, len, stdout);
 		putchar('\n');
 	}

@@ -19,6 +19,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +27,10 @@
 #include <linux/close_range.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -47,6 +50,13 @@
 
 /* --require full refused to start the command: the policy is not fully enforced here. */
 #define EXIT_NOT_FULL 125
+
+/* Where the agent sees its private temp directory and home (docs/POLICY.md, "vars"). */
+#define AGENT_TMP "/tmp"
+#define AGENT_HOME AGENT_TMP "/home"
+
+/* At most this many of the policy's objects under /tmp and /var/tmp are carried into the agent's. */
+#define CARRY_MAX 32
 
 /* The agent's PATH, whatever the operator's (a policy naming PATH in "env" passes that on). */
 #define AGENT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -71,6 +81,9 @@ struct sandbox {
 	size_t n_env;
 	struct pty tty;
 	sigset_t sigmask; /* the operator's, given back to the child */
+	char tmp[PATH_MAX]; /* the agent's ${tmp}, mounted on /tmp and /var/tmp */
+	const char *carry[CARRY_MAX]; /* the policy's paths under /tmp and /var/tmp (carry()) */
+	size_t n_carry;
 };
 
 static volatile sig_atomic_t child_pid;
@@ -141,6 +154,121 @@ static int enter_session(const struct sandbox *sb)
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC))
 		return -errno;
 	return pty_child(&sb->tty);
+}
+
+/* Bind-mounts the directory of fd on at, without set-user-ID programs or devices through it. */
+static int bind_tmp(int fd, const char *at)
+{
+	char dir[32];
+
+	snprintf(dir, sizeof(dir), "/proc/self/fd/%d", fd);
+	if (mount(dir, at, NULL, MS_BIND, NULL) ||
+	    mount(NULL, at, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL))
+		return -errno;
+	return 0;
+}
+
+/* Makes the mount point for the object of fd at path (under the agent's /tmp, as root), each
+ * component walked without following a symlink (the agent owns that tree); returns an O_PATH
+ * descriptor of it or -errno. */
+static int mount_point(int fd, const char *path)
+{
+	char buf[PATH_MAX], *name, *next;
+	struct stat st;
+	int dir, sub;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (name = buf + 1; dir >= 0 && name; name = next) {
+		next = strchr(name, '/');
+		if (next)
+			*next++ = '\0';
+		if (next || S_ISDIR(st.st_mode))
+			mkdirat(dir, name, 0755);
+		else
+			close(openat(dir, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+		sub = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0));
+		close(dir);
+		dir = sub;
+	}
+	return dir < 0 ? -errno : dir;
+}
+
+/* Bind-mounts the object of fd on the object of at (descriptors, so no path is followed again). */
+static int bind_fd(int fd, int at)
+{
+	char from[32], to[32];
+
+	snprintf(from, sizeof(from), "/proc/self/fd/%d", fd);
+	snprintf(to, sizeof(to), "/proc/self/fd/%d", at);
+	return mount(from, to, NULL, MS_BIND | MS_REC, NULL) ? -errno : 0;
+}
+
+/* The policy's objects under /tmp and /var/tmp back at their paths in the agent's (each fds[i],
+ * opened before the private ones covered them). */
+static int carry_in(const struct sandbox *sb, const int *fds, const char **step)
+{
+	size_t i;
+	int at, err = 0;
+
+	for (i = 0; !err && i < sb->n_carry; i++) {
+		*step = sb->carry[i];
+		at = mount_point(fds[i], sb->carry[i]);
+		err = at < 0 ? at : bind_fd(fds[i], at);
+		if (at >= 0)
+			close(at);
+	}
+	return err;
+}
+
+/*
+ * In agentctl, just before the agent's clone3: a mount namespace of its own that the agent
+ * inherits, made here because the agent's first process is an agent's from its first
+ * instruction, to which BPF LSM denies every mount call. In it, every mount made private
+ * (nothing reaches the host's namespace), the agent's ${tmp} on /tmp and /var/tmp, and the
+ * objects the policy names under either carried over, so that its rules (on objects) keep meaning
+ * what their paths say. The agent cannot undo them: the mount calls are denied to it (seccomp,
+ * Landlock or BPF LSM, and its capabilities, which never include CAP_SYS_ADMIN unless the policy
+ * grants sys_admin). agentctl reads no path after this.
+ */
+static int enter_mounts(const struct sandbox *sb, const char **step)
+{
+	int fd, fds[CARRY_MAX], err = 0;
+	size_t i, n = 0;
+
+	*step = "mount namespace";
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	/* Opened in this namespace (a mount of another cannot be bound), before the first bind
+	 * hides what lies under /tmp or /var/tmp. */
+	*step = sb->tmp;
+	fd = open(sb->tmp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (; fd >= 0 && n < sb->n_carry; n++) {
+		*step = sb->carry[n];
+		fds[n] = open(sb->carry[n], O_PATH | O_CLOEXEC);
+		if (fds[n] < 0)
+			break;
+	}
+	if (fd < 0 || n < sb->n_carry)
+		err = -errno;
+	if (!err) {
+		*step = AGENT_TMP;
+		err = bind_tmp(fd, AGENT_TMP);
+	}
+	if (!err && !access("/var/tmp", F_OK)) {
+		*step = "/var/tmp";
+		err = bind_tmp(fd, "/var/tmp");
+	}
+	if (!err)
+		err = carry_in(sb, fds, step);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 /* In the child: the user it runs as, between the two steps of the capability limit. */
@@ -468,7 +596,8 @@ static int agent_env(const json_t *agent, const struct passwd *pw, struct sandbo
 
 	if (!pw)
 		pw = getpwuid(getuid());
-	err = env_put(sb, "PATH", AGENT_PATH) ?: env_put(sb, "HOME", pw ? pw->pw_dir : "/");
+	err = env_put(sb, "PATH", AGENT_PATH) ?: env_put(sb, "HOME", AGENT_HOME);
+	err = err ?: env_put(sb, "TMPDIR", AGENT_TMP);
 	err = err ?: env_put(sb, "USER", pw ? pw->pw_name : NULL);
 	err = err ?: env_put(sb, "LANG", getenv("LANG")) ?: env_put(sb, "TERM", getenv("TERM"));
 	for (i = 0; !err && i < p->n_env; i++)
@@ -487,7 +616,8 @@ static int agent_env(const json_t *agent, const struct passwd *pw, struct sandbo
 
 /* clone3 into the agent's cgroup, in IPC and UTS namespaces of its own: System V IPC objects and
  * POSIX message queues of the host and of other runs are out of its reach, and the host name it
- * may set is its own. agentctl makes them, outside the agent, with its own CAP_SYS_ADMIN. */
+ * may set is its own. agentctl makes them, outside the agent, with its own CAP_SYS_ADMIN; the
+ * agent shares agentctl's mount namespace (enter_mounts()). */
 static pid_t fork_agent(int cgroup_fd)
 {
 	struct clone_args args = {
@@ -498,6 +628,98 @@ static pid_t fork_agent(int cgroup_fd)
 	long pid = syscall(SYS_clone3, &args, sizeof(args));
 
 	return pid < 0 ? -errno : (pid_t)pid;
+}
+
+/*
+ * The agent's ${tmp} from the daemon (made at agent add, docs/POLICY.md "vars"), and its home
+ * inside given to the user the agent runs as. Without them (an agent added by an agentd that
+ * made none) the run is refused rather than given the host's /tmp.
+ */
+static int private_dirs(const json_t *agent, const char *name, const struct passwd *pw,
+			struct sandbox *sb)
+{
+	const char *tmp = json_string_value(json_object_get(json_object_get(agent, "vars"), "tmp"));
+	int dir, fd;
+
+	dir = tmp ? open(tmp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (dir < 0 || (size_t)snprintf(sb->tmp, sizeof(sb->tmp), "%s", tmp) >= sizeof(sb->tmp)) {
+		log_err("run: agent %s: no private temp directory (${tmp} %s%s%s): remove the "
+			"agent and add it again\n",
+			name, tmp ? tmp : "unset", tmp ? ": " : "", tmp ? strerror(errno) : "");
+		if (dir >= 0)
+			close(dir);
+		return EXIT_FAIL;
+	}
+	fd = openat(dir, "home", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(dir);
+	if (fd < 0 || fchown(fd, pw ? pw->pw_uid : getuid(), pw ? pw->pw_gid : getgid()) ||
+	    fchmod(fd, 0700)) {
+		log_err("run: agent %s: its home %s/home: %s\n", name, tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return EXIT_FAIL;
+	}
+	close(fd);
+	return 0;
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+static int carry_one(struct sandbox *sb, const char *name, const char *path)
+{
+	size_t i;
+
+	if ((!under(path, "/tmp") && !under(path, "/var/tmp")) || !strcmp(path, "/tmp") ||
+	    !strcmp(path, "/var/tmp") || under(path, sb->tmp))
+		return 0;
+	for (i = 0; i < sb->n_carry;) {
+		if (under(path, sb->carry[i]))
+			return 0;
+		if (under(sb->carry[i], path)) /* inside path: carried with it */
+			sb->carry[i] = sb->carry[--sb->n_carry];
+		else
+			i++;
+	}
+	if (sb->n_carry == CARRY_MAX) {
+		log_err("run: agent %s: its policy names more than %d objects under /tmp and "
+			"/var/tmp\n",
+			name, CARRY_MAX);
+		return EXIT_FAIL;
+	}
+	sb->carry[sb->n_carry++] = path;
+	return 0;
+}
+
+/* The objects the policy grants under /tmp and /var/tmp (outermost ones: a tree carries what is
+ * inside): the agent's own cover those paths, its rules name the host's objects. */
+static int carry(struct sandbox *sb, const char *name)
+{
+	const struct policy *p = sb->policy;
+	size_t i;
+	int status = 0;
+
+	for (i = 0; !status && i < p->n_files; i++)
+		if (p->files[i].exists && p->files[i].rights)
+			status = carry_one(sb, name, p->files[i].path);
+	for (i = 0; !status && i < p->exec.n_allow; i++)
+		if (p->exec.allow[i].exists)
+			status = carry_one(sb, name, p->exec.allow[i].path);
+	return status;
+}
+
+static int private_tmp(const char *name, const struct sandbox *sb)
+{
+	const char *step;
+	int err = enter_mounts(sb, &step);
+
+	if (err)
+		log_err("run: agent %s: its private /tmp: %s: %s\n", name, step, strerror(-err));
+	return err ? EXIT_FAIL : 0;
 }
 
 static int open_tty(const char *name, struct pty *t)
@@ -541,9 +763,15 @@ int do_run(int argc, char **argv)
 	if (!status)
 		status = open_cgroup(agent, o.name, &fd);
 	if (!status)
+		status = private_dirs(agent, o.name, pw, &sb);
+	if (!status)
+		status = carry(&sb, o.name);
+	if (!status)
 		status = agent_env(agent, pw, &sb);
 	if (!status)
 		status = open_tty(o.name, &sb.tty);
+	if (!status)
+		status = private_tmp(o.name, &sb);
 	json_decref(agent);
 	if (status)
 		goto out;

@@ -56,7 +56,23 @@ struct sink {
 	unsigned budget, used;
 	/* Decisions recorded, by agent id, audit kind and decision (the metrics socket). */
 	__u64 decisions[AGENTD_MAX_AGENTS][AUDIT_KIND_MAX][AUDIT_DECISION_MAX];
+	/*
+	 * The name of each id's agent, for its kernel records (events carry the id alone). A
+	 * removed agent's name stays, and its id is not given out again, until the ring buffer
+	 * has been read empty: its last events, already in the ring, still name it.
+	 */
+	char names[AGENTD_MAX_AGENTS][AUDIT_NAME_MAX];
+	bool retiring[AGENTD_MAX_AGENTS];
+	bool any_retiring;
 };
 int sink_event(void *ctx, void *data, size_t len);
+/* id is now name's (an agent added or adopted). */
+void sink_name(struct sink *s, __u32 id, const char *name);
+/* id's agent is removed: its name stays for the events still in the ring buffer. */
+void sink_retire(struct sink *s, __u32 id);
+/* Whether id may be given to a new agent (no event of a removed one may still name it). */
+bool sink_id_free(const struct sink *s, __u32 id);
+/* The ring buffer was read empty: the removed agents' ids are free. */
+void sink_drained(struct sink *s);
 
 #endif

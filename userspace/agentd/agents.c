@@ -2,6 +2,7 @@
 /* The agents of daemon mode: added, removed, killed and reloaded over the control socket. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -289,7 +290,7 @@ static int free_id(const struct daemon *d)
 	int i;
 
 	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
-		if (!d->agents[i])
+		if (!d->agents[i] && sink_id_free(&d->sink, i))
 			return i;
 	return -ENOSPC;
 }
@@ -415,6 +416,92 @@ static json_t *ok_with(const struct control_request *req, const char *key, json_
 	return reply;
 }
 
+/* STATE/private/NAME: the agent's private temp directory and home (agentctl run mounts its tmp
+ * on /tmp and /var/tmp; docs/POLICY.md, "vars"). */
+static void private_path(const struct daemon *d, const char *name, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/private/%s", d->o->state_dir, name);
+}
+
+static int rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) && errno != ENOENT ? -1 : 0;
+}
+
+/* The tree, symlinks not followed, nothing on another file system: no agent task is left to race
+ * it (its cgroup is empty, or it never ran). */
+static int private_remove(const struct daemon *d, const char *name)
+{
+	char path[CONTROL_PATH_MAX + 1];
+
+	private_path(d, name, path, sizeof(path));
+	if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static int mkdir_mode(const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) && errno != EEXIST)
+		return -errno;
+	/* Exactly mode, whatever the umask, and root's (a stale tree was removed before). */
+	return chmod(path, mode) ? -errno : 0;
+}
+
+/* Sets var name to value in st; -ENOSPC when st has no room left. */
+static int var_set(struct agent_state *st, const char *name, const char *value)
+{
+	if (st->nvars == CONTROL_VARS_MAX)
+		return -ENOSPC;
+	snprintf(st->vars[st->nvars].name, sizeof(st->vars[0].name), "%s", name);
+	snprintf(st->vars[st->nvars++].value, sizeof(st->vars[0].value), "%s", value);
+	return 0;
+}
+
+/*
+ * The agent's private directories, empty, made before its policy loads (rules name objects, so
+ * they must exist), and the builtin vars naming them: ${tmp} (01777) and ${home} (${tmp}/home,
+ * 0700, given to the user of each run). The operator cannot set these two vars: a policy's ${tmp}
+ * is always the directory agentctl run mounts.
+ */
+static int private_make(struct daemon *d, struct agent_state *st, char *why, size_t whysz)
+{
+	char top[CONTROL_PATH_MAX + 1], dir[CONTROL_PATH_MAX + 1], tmp[CONTROL_PATH_MAX + 1];
+	char home[CONTROL_PATH_MAX + 1];
+	size_t i;
+	int err;
+
+	for (i = 0; i < st->nvars; i++)
+		if (!strcmp(st->vars[i].name, "tmp") || !strcmp(st->vars[i].name, "home")) {
+			say(why, whysz, "--var %s: agentd sets ${%s} (the agent's private %s)",
+			    st->vars[i].name, st->vars[i].name,
+			    st->vars[i].name[0] == 't' ? "temp directory" : "home");
+			return -EINVAL;
+		}
+	/* home is the longest: the others are its prefixes. */
+	if ((size_t)snprintf(home, sizeof(home), "%s/private/%s/tmp/home", d->o->state_dir,
+			     st->name) >= sizeof(home)) {
+		say(why, whysz, "%s/private/%s/tmp/home: too long", d->o->state_dir, st->name);
+		return -ENAMETOOLONG;
+	}
+	snprintf(tmp, strlen(home) - strlen("/home") + 1, "%s", home);
+	snprintf(dir, strlen(tmp) - strlen("/tmp") + 1, "%s", tmp);
+	snprintf(top, strlen(dir) - strlen(st->name), "%s", dir);
+	err = mkdir_mode(top, 0700) ?: private_remove(d, st->name);
+	err = err ?: mkdir_mode(dir, 0755) ?: mkdir_mode(tmp, 01777) ?: mkdir_mode(home, 0700);
+	if (err) {
+		say(why, whysz, "making %s: %s", home, strerror(-err));
+		return err;
+	}
+	err = var_set(st, "tmp", tmp) ?: var_set(st, "home", home);
+	if (err)
+		say(why, whysz, "more than %d vars with agentd's tmp and home",
+		    CONTROL_VARS_MAX - 2);
+	return err;
+}
+
 /* Undoes a half-done add: unregistered first, so that no task runs without its rules. */
 static void unwind_add(struct daemon *d, struct agent *a, bool registered)
 {
@@ -433,9 +520,9 @@ static int add(struct daemon *d, struct agent *a, char *why, size_t whysz, const
 	int err;
 
 	*code = CONTROL_E_POLICY;
-	err = load(d, &a->st, &l, NULL, why, whysz);
+	err = private_make(d, &a->st, why, whysz) ?: load(d, &a->st, &l, NULL, why, whysz);
 	if (err)
-		return err;
+		goto out;
 	*code = CONTROL_E_FAILED;
 	err = cgroup_create(d, a);
 	if (err) {
@@ -455,6 +542,8 @@ static int add(struct daemon *d, struct agent *a, char *why, size_t whysz, const
 	if (err)
 		unwind_add(d, a, registered);
 out:
+	if (err)
+		private_remove(d, a->st.name);
 	loaded_free(&l);
 	return err;
 }
@@ -486,6 +575,7 @@ static json_t *do_add(struct daemon *d, const struct control_request *req)
 		return error(req, code, "%s", why);
 	}
 	d->agents[id] = a;
+	sink_name(&d->sink, id, a->st.name);
 	log_info("agent %s added: id %d, cgroup %s, policy %s generation %u\n", a->st.name, id,
 		 a->cgroup, a->st.policy, a->st.generation);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-add", a, "cgroup=%s", a->cgroup);
@@ -498,6 +588,7 @@ static void forget(struct daemon *d, struct agent *a)
 {
 	services_agent_down(d, a);
 	d->agents[a->st.id] = NULL;
+	sink_retire(&d->sink, a->st.id);
 	agent_free(a);
 }
 
@@ -525,6 +616,10 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 		log_warn("removing the state of agent %s: %s, ignoring\n", a->st.name,
 			 strerror(-err));
 	pinned_remove(d, a->st.name);
+	err = private_remove(d, a->st.name);
+	if (err)
+		log_warn("removing the private directories of agent %s: %s, ignoring\n", a->st.name,
+			 strerror(-err));
 	log_info("agent %s removed\n", a->st.name);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-remove", a, "cgroup=%s", a->cgroup);
 	forget(d, a);
@@ -799,6 +894,7 @@ static int adopt_one(void *ctx, const struct agent_state *st)
 		return 0;
 	}
 	d->agents[a->st.id] = a;
+	sink_name(&d->sink, a->st.id, a->st.name);
 	attach_adopt(d, a);
 	log_info("agent %s re-adopted: id %u, cgroup %s, generation %u\n", a->st.name, a->st.id,
 		 a->cgroup, a->st.generation);

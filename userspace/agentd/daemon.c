@@ -219,7 +219,7 @@ static void report_drops(struct daemon *d, bool now)
 	d->next_loss_check_ns = t + 1000000000ULL;
 	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
 		if (d->agents[i])
-			loss_check(&d->loss, d->e, d->sink.audit, i);
+			loss_check(&d->loss, d->e, d->sink.audit, i, d->agents[i]->st.name);
 	agents_enforce_deadlines(d);
 	audit_hold_update(d, true);
 }
@@ -270,6 +270,8 @@ static int serve(struct daemon *d, struct server *srv)
 		d->sink.used = 0;
 		r = enforcer_consume(d->e, 0);
 		more = r == -EAGAIN;
+		if (r >= 0)
+			sink_drained(&d->sink);
 		if (r < 0 && !more) {
 			log_err("reading events: %s\n", strerror(-r));
 			err = r;

@@ -10,9 +10,10 @@
 #include "log.h"
 
 /*
- * One event from the ring buffer: printed when verbose, appended to the audit log. The text form
- * is made only when it is printed: escaping a path byte by byte costs more than the whole audit
- * record (about 2 us against 0.8 us an event), and quiet is the daemon's normal mode.
+ * One event from the ring buffer, decoded once: printed when verbose, appended to the audit log
+ * with the name of the agent its id belongs to. The text form is made only when it is printed:
+ * escaping a path byte by byte costs more than the whole audit record (about 2 us against
+ * 0.8 us an event), and quiet is the daemon's normal mode.
  */
 int sink_event(void *ctx, void *data, size_t len)
 {
@@ -22,7 +23,9 @@ int sink_event(void *ctx, void *data, size_t len)
 	char line[4096]; /* a 512-byte path, each byte escaped to 4 */
 	int n, err;
 
-	n = s->quiet ? event_decode(data, len, &ev) : event_format(data, len, line, sizeof(line));
+	n = event_decode(data, len, &ev);
+	if (n >= 0 && !s->quiet)
+		n = event_format(&ev, line, sizeof(line));
 	if (n < 0) {
 		log_warn("malformed event (%zu bytes): %s, ignoring\n", len, strerror(-n));
 		return 0;
@@ -31,10 +34,12 @@ int sink_event(void *ctx, void *data, size_t len)
 		printf("%s\n", line);
 		fflush(stdout);
 	}
-	if (s->audit && !audit_record_from_event(&r, data, len, s->mono_to_real_ns)) {
-		if (r.agent < AGENTD_MAX_AGENTS && r.kind < AUDIT_KIND_MAX &&
-		    r.decision < AUDIT_DECISION_MAX)
-			s->decisions[r.agent][r.kind][r.decision]++;
+	if (s->audit && !audit_record_from_event(&r, &ev, s->mono_to_real_ns)) {
+		if (r.agent < AGENTD_MAX_AGENTS) {
+			memcpy(r.agent_name, s->names[r.agent], sizeof(r.agent_name));
+			if (r.kind < AUDIT_KIND_MAX && r.decision < AUDIT_DECISION_MAX)
+				s->decisions[r.agent][r.kind][r.decision]++;
+		}
 		err = audit_writer_append(s->audit, &r);
 		/* Stopping the consumer would fill the ring buffer and lose events: log, go on. */
 		if (err)
@@ -42,6 +47,42 @@ int sink_event(void *ctx, void *data, size_t len)
 	}
 	/* This record is consumed either way; the rest wait for the next pass. */
 	return s->budget && ++s->used >= s->budget ? -EAGAIN : 0;
+}
+
+void sink_name(struct sink *s, __u32 id, const char *name)
+{
+	if (id >= AGENTD_MAX_AGENTS)
+		return;
+	snprintf(s->names[id], sizeof(s->names[id]), "%s", name);
+	s->retiring[id] = false;
+}
+
+void sink_retire(struct sink *s, __u32 id)
+{
+	if (id >= AGENTD_MAX_AGENTS)
+		return;
+	s->retiring[id] = true;
+	s->any_retiring = true;
+}
+
+bool sink_id_free(const struct sink *s, __u32 id)
+{
+	return id < AGENTD_MAX_AGENTS && !s->retiring[id];
+}
+
+void sink_drained(struct sink *s)
+{
+	__u32 id;
+
+	if (!s->any_retiring)
+		return;
+	for (id = 1; id < AGENTD_MAX_AGENTS; id++) {
+		if (!s->retiring[id])
+			continue;
+		s->retiring[id] = false;
+		s->names[id][0] = '\0';
+	}
+	s->any_retiring = false;
 }
 
 /* A record of agentd's own (policy, lifecycle, tool), committed at once. */

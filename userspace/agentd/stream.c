@@ -99,12 +99,13 @@ static void on_ready(void *ctx, int fd, uint32_t events)
 		log_warn("audit stream %s: %s, ignoring\n", s->path, strerror(-err));
 }
 
-void stream_committed(void *ctx, const char *lines, size_t len)
+void stream_committed(void *ctx, const char *lines, size_t len, const struct audit_key *keys,
+		      size_t n)
 {
 	struct daemon *d = ctx;
 
 	if (d->stream)
-		audit_stream_publish(d->stream->subs, lines, len);
+		audit_stream_publish(d->stream->subs, lines, len, keys, n);
 }
 
 /* No agent and no tool subscribes, whatever its uid or group (peer.c). */

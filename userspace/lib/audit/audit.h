@@ -112,12 +112,14 @@ struct audit_stamp {
 int audit_record_format(const struct audit_record *r, const struct audit_stamp *st, char *buf,
 			size_t bufsz);
 
+union agentd_event;
 /*
- * Fills r from one ring-buffer record, checked as event_format() checks it. mono_to_real_ns
- * turns the event's CLOCK_MONOTONIC stamp into CLOCK_REALTIME (audit_mono_to_real_ns()).
- * Returns 0 or -EINVAL. The only place that knows the kernel event layouts.
+ * Fills r from one ring-buffer record as event_decode() decoded it. mono_to_real_ns turns the
+ * event's CLOCK_MONOTONIC stamp into CLOCK_REALTIME (audit_mono_to_real_ns()). The event
+ * carries the agent's id alone: the caller names the agent (agent_name), from what it knows of
+ * that id when the event was decoded. Returns 0 or -EINVAL for an unknown type.
  */
-int audit_record_from_event(struct audit_record *r, const void *data, size_t len,
+int audit_record_from_event(struct audit_record *r, const union agentd_event *ev,
 			    __s64 mono_to_real_ns);
 /* CLOCK_REALTIME - CLOCK_MONOTONIC, now. */
 __s64 audit_mono_to_real_ns(void);
@@ -141,7 +143,8 @@ struct json_t *audit_json_loadb(const char *line, size_t len, size_t flags);
 
 /*
  * Filters, for query, follow and stream subscribers: "agent=A kind=K decision=D since=T
- * until=T" (space-separated, every key optional, each at most once; A is an id or a name).
+ * until=T" (space-separated, every key optional, each at most once; A is an agent's name, or
+ * its id: ids are reused once an agent is removed, names are what every record carries).
  */
 struct audit_filter {
 	char agent[AUDIT_NAME_MAX];
@@ -150,13 +153,34 @@ struct audit_filter {
 	__u64 since_ns, until_ns; /* until 0: no bound */
 };
 
+/*
+ * What a filter looks at in a record, taken once from the record: from the audit_record in
+ * memory (audit_key_of()), or from its line parsed once (audit_key_from_json()).
+ */
+struct audit_key {
+	__u64 time_ns;
+	long long agent; /* the "agent" key's value */
+	bool has_time, has_agent;
+	enum audit_kind kind; /* AUDIT_KIND_NONE: missing or unknown */
+	enum audit_decision decision; /* AUDIT_DECISION_MAX: a value of no known decision */
+	char agent_name[AUDIT_NAME_MAX]; /* "": none (or longer than any filter names) */
+	__u32 len; /* of the record's line, newline included (the writer's committed batches) */
+};
+
 void audit_filter_init(struct audit_filter *f);
 /* Sets one key (agent, kind, decision, since, until). Returns 0 or -EINVAL. */
 int audit_filter_set(struct audit_filter *f, const char *key, const char *value);
 int audit_filter_parse(struct audit_filter *f, const char *line);
+bool audit_filter_empty(const struct audit_filter *f);
+/* r's key; time_ns is the time its line carries (r's own, or the writer's stamp). */
+void audit_key_of(const struct audit_record *r, __u64 time_ns, struct audit_key *k);
+/* The key of a parsed line. Returns 0, or -EINVAL when rec is not an object. */
+int audit_key_from_json(struct json_t *rec, struct audit_key *k);
+bool audit_filter_match_key(const struct audit_filter *f, const struct audit_key *k);
+/* Whether the parsed line passes (the readers that parse each line once for all they do). */
+bool audit_filter_match_json(const struct audit_filter *f, struct json_t *rec);
 /* Whether the JSON line (no newline) passes; lines that do not parse do not pass. */
 bool audit_filter_match(const struct audit_filter *f, const char *line, size_t len);
-bool audit_filter_empty(const struct audit_filter *f);
 
 /* ---- writer ---- */
 
@@ -167,8 +191,13 @@ struct audit_writer_opts {
 	__u64 segment_bytes; /* rotate past this size; 0: 64 MiB */
 	bool no_append_flag; /* do not set FS_APPEND_FL (tests that tamper with the log) */
 	bool no_sync; /* skip fdatasync (benchmarks of the rest only; never in production) */
-	/* Called with each committed batch (whole lines, each ending in \n), after its fdatasync. */
-	void (*committed)(void *ctx, const char *lines, size_t len);
+	/*
+	 * Called with each committed batch (whole lines, each ending in \n), after its fdatasync,
+	 * with each line's key (n of them, in order; keys[i].len is line i's length), so that
+	 * subscribers filter the records without parsing their lines again.
+	 */
+	void (*committed)(void *ctx, const char *lines, size_t len, const struct audit_key *keys,
+			  size_t n);
 	/*
 	 * While the log cannot be written: whether the records of agent (0: not about an agent)
 	 * are held to be written later (true), or counted for a loss record (false). NULL: held.
@@ -194,9 +223,9 @@ int audit_writer_open(struct audit_writer **out, const char *dir,
  * audit_writer_failing()'s. Returns 0, or -errno for a record that cannot be formatted.
  */
 int audit_writer_append(struct audit_writer *w, const struct audit_record *r);
-/* A loss record: count events of agent (0: none) lost at source. */
-int audit_writer_loss(struct audit_writer *w, __u32 agent, __u64 count, const char *source,
-		      const char *detail);
+/* A loss record: count events of agent (0: none; name: its name, or NULL) lost at source. */
+int audit_writer_loss(struct audit_writer *w, __u32 agent, const char *name, __u64 count,
+		      const char *source, const char *detail);
 /*
  * Commits the pending batch: one write, one fdatasync. Returns 0, or -errno while the log cannot
  * be written (the records stay held).
@@ -302,11 +331,14 @@ int audit_verify_files_expect(char *const *paths, size_t n, const struct audit_e
 			      struct audit_verify_result *res);
 /*
  * audit_verify_files_expect, calling each with every record the chain covers, in order, as it
- * is verified: what comes after a problem is not covered (audit query prints only these).
+ * is verified, with the line as verify parsed it (rec: filter it there, not parse it again):
+ * what comes after a problem is not covered (audit query prints only these).
  */
 int audit_verify_files_each(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
 			    struct audit_verify_result *res,
-			    void (*each)(void *ctx, const char *line, size_t len), void *ctx);
+			    void (*each)(void *ctx, const char *line, size_t len,
+					 struct json_t *rec),
+			    void *ctx);
 /* The same over a memory buffer taken as the live file (the fuzz target's entry point). */
 int audit_verify_buffer(const char *name, const char *data, size_t len,
 			struct audit_verify_result *res);
@@ -327,10 +359,13 @@ void audit_stream_set_admit(struct audit_stream *s,
 /* The fd to poll for POLLIN (new subscribers, filters, hang-ups). */
 int audit_stream_fd(const struct audit_stream *s);
 /*
- * Queues whole lines (each ending in \n) to every matching subscriber and sends what the
- * sockets take without blocking; a subscriber whose buffer would overflow is disconnected.
+ * Queues whole lines (each ending in \n; n of them, keys[i] line i's key, as the writer's
+ * committed callback gives them) to every subscriber whose filter the key passes, and sends
+ * what the sockets take without blocking; a subscriber whose buffer would overflow is
+ * disconnected.
  */
-void audit_stream_publish(struct audit_stream *s, const char *lines, size_t len);
+void audit_stream_publish(struct audit_stream *s, const char *lines, size_t len,
+			  const struct audit_key *keys, size_t n);
 /* Accepts, reads filters, flushes buffers; call when audit_stream_fd() is ready. */
 int audit_stream_service(struct audit_stream *s);
 /* Fills r with a loss record for subscribers dropped since the last call; returns 1 or 0. */

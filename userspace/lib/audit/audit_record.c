@@ -394,26 +394,24 @@ static void from_self_event(struct audit_record *r, const struct agentd_self_eve
 	detail_num(&d, e->arg, false);
 }
 
-int audit_record_from_event(struct audit_record *r, const void *data, size_t len,
+int audit_record_from_event(struct audit_record *r, const union agentd_event *ev,
 			    __s64 mono_to_real_ns)
 {
-	union agentd_event ev;
-
 	memset(r, 0, sizeof(*r));
-	switch (event_decode(data, len, &ev)) {
+	switch (ev->hdr.type) {
 	case AGENTD_EV_FILE:
-		from_file_event(r, &ev.file);
+		from_file_event(r, &ev->file);
 		break;
 	case AGENTD_EV_NET:
-		from_net_event(r, &ev.net);
+		from_net_event(r, &ev->net);
 		break;
 	case AGENTD_EV_SELF:
-		from_self_event(r, &ev.self);
+		from_self_event(r, &ev->self);
 		break;
 	default:
 		return -EINVAL;
 	}
-	r->time_ns = ev.hdr.ts_ns + mono_to_real_ns;
+	r->time_ns = ev->hdr.ts_ns + mono_to_real_ns;
 	return 0;
 }
 
@@ -598,20 +596,6 @@ int audit_filter_parse(struct audit_filter *f, const char *line)
 	return err;
 }
 
-static bool match_agent(const char *want, json_t *rec)
-{
-	json_t *id = json_object_get(rec, "agent");
-	json_t *name = json_object_get(rec, "agent_name");
-	char num[24];
-
-	if (json_is_integer(id)) {
-		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(id));
-		if (!strcmp(num, want))
-			return true;
-	}
-	return json_is_string(name) && !strcmp(json_string_value(name), want);
-}
-
 /* Whether the run of digits is a number past INT64_MAX (no sign: the log writes none). */
 static bool past_int64(const char *d, size_t n)
 {
@@ -686,37 +670,110 @@ json_t *audit_json_loadb(const char *line, size_t len, size_t flags)
 	return rec;
 }
 
+/* The name as a reader of its line gets it (put_escaped(): \xNN for every byte outside
+ * printable ASCII, and for '\' and '"'), so that both keys of a record agree; "" when that is
+ * longer than a filter can hold. */
+static void key_name(char *out, const char *name, size_t max)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, o = 0;
+
+	for (i = 0; i < max && name[i]; i++) {
+		unsigned char c = name[i];
+		bool plain = c >= 0x20 && c < 0x7f && c != '\\' && c != '"';
+
+		if (o + (plain ? 1 : 4) >= AUDIT_NAME_MAX) {
+			o = 0;
+			break;
+		}
+		if (plain) {
+			out[o++] = c;
+			continue;
+		}
+		out[o++] = '\\';
+		out[o++] = 'x';
+		out[o++] = hex[c >> 4];
+		out[o++] = hex[c & 15];
+	}
+	out[o] = '\0';
+}
+
+void audit_key_of(const struct audit_record *r, __u64 time_ns, struct audit_key *k)
+{
+	k->time_ns = time_ns;
+	k->has_time = true;
+	k->agent = r->agent;
+	k->has_agent = r->agent; /* the line leaves out agent 0 */
+	k->kind = r->kind;
+	k->decision = r->decision;
+	key_name(k->agent_name, r->agent_name, sizeof(r->agent_name));
+}
+
+int audit_key_from_json(json_t *rec, struct audit_key *k)
+{
+	json_t *agent = json_object_get(rec, "agent");
+	const char *kind = json_string_value(json_object_get(rec, "kind"));
+	const char *decision = json_string_value(json_object_get(rec, "decision"));
+	const char *name = json_string_value(json_object_get(rec, "agent_name"));
+	const char *time = json_string_value(json_object_get(rec, "time"));
+
+	if (!json_is_object(rec))
+		return -EINVAL;
+	k->has_agent = json_is_integer(agent);
+	k->agent = k->has_agent ? json_integer_value(agent) : 0;
+	k->kind = kind ? audit_kind_parse(kind) : AUDIT_KIND_NONE;
+	k->decision = decision ? audit_decision_parse(decision) : AUDIT_DECISION_NONE;
+	k->has_time = time && !audit_time_parse(time, &k->time_ns);
+	k->agent_name[0] = '\0';
+	/* a longer name than a filter can hold matches no filter */
+	if (name && strlen(name) < sizeof(k->agent_name))
+		strcpy(k->agent_name, name);
+	k->len = 0;
+	return 0;
+}
+
+static bool match_agent(const char *want, const struct audit_key *k)
+{
+	char num[24];
+
+	if (!strcmp(k->agent_name, want))
+		return true;
+	snprintf(num, sizeof(num), "%lld", k->agent);
+	return k->has_agent && !strcmp(num, want);
+}
+
+bool audit_filter_match_key(const struct audit_filter *f, const struct audit_key *k)
+{
+	if (f->agent[0] && !match_agent(f->agent, k))
+		return false;
+	if (f->kind != AUDIT_KIND_NONE && k->kind != f->kind)
+		return false;
+	if (f->decision != AUDIT_DECISION_MAX && k->decision != f->decision)
+		return false;
+	if ((f->since_ns || f->until_ns) &&
+	    (!k->has_time || k->time_ns < f->since_ns || (f->until_ns && k->time_ns > f->until_ns)))
+		return false;
+	return true;
+}
+
+bool audit_filter_match_json(const struct audit_filter *f, json_t *rec)
+{
+	struct audit_key k;
+
+	if (audit_filter_empty(f))
+		return true;
+	return !audit_key_from_json(rec, &k) && audit_filter_match_key(f, &k);
+}
+
 bool audit_filter_match(const struct audit_filter *f, const char *line, size_t len)
 {
 	json_t *rec;
-	bool ok = true;
+	bool ok;
 
 	if (audit_filter_empty(f))
 		return true;
 	rec = audit_json_loadb(line, len, JSON_REJECT_DUPLICATES);
-	if (!json_is_object(rec)) {
-		json_decref(rec);
-		return false;
-	}
-	if (f->agent[0])
-		ok = match_agent(f->agent, rec);
-	if (ok && f->kind != AUDIT_KIND_NONE) {
-		const char *k = json_string_value(json_object_get(rec, "kind"));
-
-		ok = k && !strcmp(k, audit_kind_name(f->kind));
-	}
-	if (ok && f->decision != AUDIT_DECISION_MAX) {
-		const char *d = json_string_value(json_object_get(rec, "decision"));
-
-		ok = !strcmp(d ? d : "none", audit_decision_name(f->decision));
-	}
-	if (ok && (f->since_ns || f->until_ns)) {
-		const char *t = json_string_value(json_object_get(rec, "time"));
-		__u64 ns;
-
-		ok = t && !audit_time_parse(t, &ns) && ns >= f->since_ns &&
-		     (!f->until_ns || ns <= f->until_ns);
-	}
+	ok = audit_filter_match_json(f, rec);
 	json_decref(rec);
 	return ok;
 }

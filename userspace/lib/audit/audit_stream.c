@@ -5,7 +5,8 @@
  * the writer, and the disconnection becomes a loss record.
  *
  * Protocol: the subscriber sends one filter line first (audit_filter_parse() syntax; empty for
- * everything), or shuts down its sending side; records flow after that.
+ * everything), or shuts down its sending side; records flow after that. Filters match the
+ * keys the writer took from each record in memory: no line is parsed here.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -141,21 +142,18 @@ static bool sub_queue(struct audit_stream *s, struct sub *sub, const char *p, si
 	return true;
 }
 
-/* Queues the matching lines; false when the subscriber's buffer overflows. */
-static bool sub_publish(struct audit_stream *s, struct sub *sub, const char *lines, size_t len)
+/* Queues the lines whose keys pass the filter; false when the subscriber's buffer overflows. */
+static bool sub_publish(struct audit_stream *s, struct sub *sub, const char *lines, size_t len,
+			const struct audit_key *keys, size_t n)
 {
-	const char *p = lines, *end = lines + len;
+	size_t i, off = 0;
 
 	if (audit_filter_empty(&sub->filter))
 		return sub_queue(s, sub, lines, len);
-	while (p < end) {
-		const char *nl = memchr(p, '\n', end - p);
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-
-		if (audit_filter_match(&sub->filter, p, n) && !sub_queue(s, sub, p, n + !!nl))
+	for (i = 0; i < n && off + keys[i].len <= len; off += keys[i].len, i++)
+		if (audit_filter_match_key(&sub->filter, &keys[i]) &&
+		    !sub_queue(s, sub, lines + off, keys[i].len))
 			return false;
-		p += n + 1;
-	}
 	return true;
 }
 
@@ -166,7 +164,8 @@ static void drop(struct audit_stream *s, size_t i, const char *why)
 	sub_free(s, i);
 }
 
-void audit_stream_publish(struct audit_stream *s, const char *lines, size_t len)
+void audit_stream_publish(struct audit_stream *s, const char *lines, size_t len,
+			  const struct audit_key *keys, size_t n)
 {
 	size_t i = 0;
 
@@ -177,7 +176,7 @@ void audit_stream_publish(struct audit_stream *s, const char *lines, size_t len)
 			i++;
 			continue;
 		}
-		if (!sub_publish(s, sub, lines, len)) {
+		if (!sub_publish(s, sub, lines, len, keys, n)) {
 			drop(s, i, "it fell behind");
 			continue;
 		}

@@ -274,7 +274,8 @@ struct verifier {
 	char last_op[AUDIT_NAME_MAX];
 	__u64 remnant_line; /* first line of unparsable bytes awaiting a restart record */
 	__u64 remnant_bytes; /* their length, joined by their newlines */
-	void (*each)(void *ctx, const char *line, size_t len); /* every record the chain covers */
+	/* every record the chain covers, with its line as parsed here */
+	void (*each)(void *ctx, const char *line, size_t len, json_t *rec);
 	void *ctx;
 	const struct audit_expect *expect; /* checkpoints, met ones marked in met */
 	size_t nexpect;
@@ -483,7 +484,7 @@ static int verify_record(struct verifier *v, const char *line, size_t len)
 		v->have_prev = true;
 		v->first_in_file = false;
 		if (v->each)
-			v->each(v->ctx, line, len);
+			v->each(v->ctx, line, len, rec);
 	}
 	json_decref(rec);
 	return bad;
@@ -594,7 +595,8 @@ static int unmet(struct verifier *v, const struct audit_expect *x)
 
 int audit_verify_files_each(char *const *paths, size_t n, const struct audit_expect *x, size_t nx,
 			    struct audit_verify_result *res,
-			    void (*each)(void *ctx, const char *line, size_t len), void *ctx)
+			    void (*each)(void *ctx, const char *line, size_t len, json_t *rec),
+			    void *ctx)
 {
 	bool *met = calloc(nx ? nx : 1, sizeof(*met));
 	struct verifier v;

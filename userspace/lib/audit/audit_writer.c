@@ -75,6 +75,8 @@ struct committer {
 	bool rewrite; /* an fdatasync failed: write all of buf again at off */
 	__u64 off; /* file offset of buf[0] */
 	unsigned records;
+	struct audit_key *keys; /* one per record (with a committed callback) */
+	size_t keys_cap;
 	__u64 last_seq;
 	__u64 attempt_ns; /* the last attempt's duration */
 };
@@ -82,6 +84,7 @@ struct committer {
 /* Records dropped while the log could not be written, per agent (0: the daemon's own). */
 struct lost {
 	__u32 agent;
+	char name[AUDIT_NAME_MAX]; /* the agent's, as its first lost record named it */
 	__u64 count, kernel; /* kernel: of them, events from the ring buffer */
 };
 
@@ -106,6 +109,8 @@ struct audit_writer {
 	size_t len, cap;
 	char *spare; /* the buffer of the last batch committed, for the next one */
 	size_t spare_cap;
+	struct audit_key *keys, *spare_keys; /* of the records in buf and spare */
+	size_t keys_cap, spare_keys_cap;
 	struct committer commit;
 	unsigned pending;
 	__u64 batch_start_ns; /* CLOCK_MONOTONIC of the batch's first record */
@@ -271,6 +276,7 @@ static void committer_stop(struct committer *c)
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->cond);
 	free(c->buf);
+	free(c->keys);
 	c->running = false;
 }
 
@@ -297,6 +303,8 @@ static void commit_start(struct audit_writer *w)
 	c->rewrite = false;
 	c->off = w->size - w->len;
 	c->records = w->pending;
+	c->keys = w->keys;
+	c->keys_cap = w->keys_cap;
 	c->last_seq = w->seq;
 	c->fd = w->fd;
 	c->append_only = w->append_only;
@@ -304,6 +312,10 @@ static void commit_start(struct audit_writer *w)
 	w->cap = w->spare_cap;
 	w->spare = NULL;
 	w->spare_cap = 0;
+	w->keys = w->spare_keys;
+	w->keys_cap = w->spare_keys_cap;
+	w->spare_keys = NULL;
+	w->spare_keys_cap = 0;
 	w->len = 0;
 	w->pending = 0;
 	commit_go(c);
@@ -349,6 +361,7 @@ static void record_lost(struct audit_writer *w, const struct lost *l, const char
 	r->kind = AUDIT_KIND_LOSS;
 	strcpy(r->op, "not-written");
 	r->agent = l->agent;
+	memcpy(r->agent_name, l->name, sizeof(r->agent_name));
 	r->has = AUDIT_HAS_COUNT;
 	r->count = l->count;
 	strcpy(r->source, "log");
@@ -423,12 +436,16 @@ static int commit_reap(struct audit_writer *w, bool wait)
 	w->stats.bytes += c->len;
 	metrics_histogram_observe(&w->stats.commit_seconds, c->attempt_ns / 1e9);
 	if (w->o.committed)
-		w->o.committed(w->o.ctx, c->buf, c->len);
+		w->o.committed(w->o.ctx, c->buf, c->len, c->keys, c->records);
 	w->committed_seq = c->last_seq;
 	free(w->spare);
 	w->spare = c->buf;
 	w->spare_cap = c->cap;
 	c->buf = NULL;
+	free(w->spare_keys);
+	w->spare_keys = c->keys;
+	w->spare_keys_cap = c->keys_cap;
+	c->keys = NULL;
 	if (w->fail.on && !w->switching)
 		recovered(w);
 	return 0;
@@ -730,8 +747,16 @@ static int rotate(struct audit_writer *w)
 static int grow(struct audit_writer *w)
 {
 	size_t need = w->len + AUDIT_LINE_MAX + 2;
+	struct audit_key *k;
 	char *p;
 
+	if (w->o.committed && w->pending == w->keys_cap) {
+		k = realloc(w->keys, (w->keys_cap * 2 + 64) * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		w->keys = k;
+		w->keys_cap = w->keys_cap * 2 + 64;
+	}
 	if (need <= w->cap)
 		return 0;
 	p = realloc(w->buf, need * 2);
@@ -757,8 +782,12 @@ static void count_lost(struct audit_writer *w, const struct audit_record *r)
 		for (i = 0; i < f->nlost && f->lost[i].agent; i++)
 			;
 	}
-	if (i == f->nlost)
-		f->lost[f->nlost++].agent = agent;
+	if (i == f->nlost) {
+		f->lost[i].agent = agent;
+		if (agent == r->agent)
+			memcpy(f->lost[i].name, r->agent_name, sizeof(f->lost[i].name));
+		f->nlost++;
+	}
 	f->lost[i].count++;
 	if (r->kind >= AUDIT_KIND_FILE && r->kind <= AUDIT_KIND_SELF)
 		f->lost[i].kernel++;
@@ -800,6 +829,11 @@ static int queue(struct audit_writer *w, const struct audit_record *r)
 	w->buf[w->len + n] = '\n';
 	w->len += n + 1;
 	w->size += n + 1;
+	/* what subscribers filter on, taken from r now rather than parsed from the line later */
+	if (w->o.committed) {
+		audit_key_of(r, r->time_ns ? r->time_ns : st.time_ns, &w->keys[w->pending]);
+		w->keys[w->pending].len = n + 1;
+	}
 	w->pending++;
 	return 0;
 }
@@ -818,8 +852,8 @@ int audit_writer_append(struct audit_writer *w, const struct audit_record *r)
 	return 0;
 }
 
-int audit_writer_loss(struct audit_writer *w, __u32 agent, __u64 count, const char *source,
-		      const char *detail)
+int audit_writer_loss(struct audit_writer *w, __u32 agent, const char *name, __u64 count,
+		      const char *source, const char *detail)
 {
 	struct audit_record *r = calloc(1, sizeof(*r));
 	int err;
@@ -829,6 +863,7 @@ int audit_writer_loss(struct audit_writer *w, __u32 agent, __u64 count, const ch
 	r->kind = AUDIT_KIND_LOSS;
 	strcpy(r->op, "dropped");
 	r->agent = agent;
+	snprintf(r->agent_name, sizeof(r->agent_name), "%s", name ? name : "");
 	r->has = AUDIT_HAS_COUNT;
 	r->count = count;
 	snprintf(r->source, sizeof(r->source), "%s", source);
@@ -1092,6 +1127,8 @@ static void writer_free(struct audit_writer *w)
 		close(w->dirfd);
 	free(w->buf);
 	free(w->spare);
+	free(w->keys);
+	free(w->spare_keys);
 	free(w);
 }
 

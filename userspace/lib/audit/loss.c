@@ -2,7 +2,8 @@
 #include "log.h"
 #include "audit/loss.h"
 
-__u64 loss_check(struct loss_tracker *t, struct enforcer *e, struct audit_writer *w, __u32 agent_id)
+__u64 loss_check(struct loss_tracker *t, struct enforcer *e, struct audit_writer *w, __u32 agent_id,
+		 const char *name)
 {
 	const char *detail = "ring buffer full";
 	__u64 drops, delta;
@@ -21,6 +22,6 @@ __u64 loss_check(struct loss_tracker *t, struct enforcer *e, struct audit_writer
 	log_warn("agent %u: %llu events lost (ring buffer full)\n", agent_id,
 		 (unsigned long long)delta);
 	if (w)
-		audit_writer_loss(w, agent_id, delta, "ringbuf", detail);
+		audit_writer_loss(w, agent_id, name, delta, "ringbuf", detail);
 	return delta;
 }

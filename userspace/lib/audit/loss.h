@@ -16,9 +16,10 @@ struct loss_tracker {
 /*
  * Records agent_id's events lost since the last call (the first call for an agent records the
  * whole counter: pinned counters survive agentd, so it may repeat drops an earlier agentd
- * recorded; repeating beats staying silent). Returns the number recorded now, 0 if none.
+ * recorded; repeating beats staying silent); name is the agent's. Returns the number recorded
+ * now, 0 if none.
  */
-__u64 loss_check(struct loss_tracker *t, struct enforcer *e, struct audit_writer *w,
-		 __u32 agent_id);
+__u64 loss_check(struct loss_tracker *t, struct enforcer *e, struct audit_writer *w, __u32 agent_id,
+		 const char *name);
 
 #endif

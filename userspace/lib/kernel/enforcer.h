@@ -46,12 +46,22 @@ struct enforcer_opts {
 	bool plain_objects;
 };
 
+/*
+ * The format of a pin directory: the maps agentd pins there, their names, types, key and value
+ * layouts and meaning, the shared section's layout. Pins of another format cannot be reused, so
+ * the load refuses them (-ESTALE, saying to run agentd --teardown). Any change to those bumps it;
+ * a change of programs alone does not (an upgrade replaces their links). The directory holds the
+ * format in a pinned map of this name (enforcer_pins.c says why a map).
+ */
+#define ENFORCER_PIN_FORMAT 1U
+#define ENFORCER_PIN_FORMAT_PIN "pin_format"
+
 /* What agentd's daemon asks for: room for stalls of the consumer of about 0.1 s at 500 k
  * events/s of 624 bytes (docs/PERFORMANCE.md). */
 #define ENFORCER_RING_BYTES_DEFAULT (32U << 20)
 
-/* Opens and loads the objects, fills the structural deny list. Returns 0 or -errno; *out is
- * NULL on failure. */
+/* Opens and loads the objects, fills the structural deny list. Returns 0 or -errno (-ESTALE:
+ * pins of another format in opts->pin_dir, said in a message); *out is NULL on failure. */
 int enforcer_load(struct enforcer **out, const struct enforcer_opts *opts);
 /* The events ring buffer's size in bytes. */
 __u32 enforcer_ring_bytes(const struct enforcer *e);
@@ -127,7 +137,8 @@ int enforcer_map_fd(const struct enforcer *e, const char *name);
 int enforcer_share_maps(const struct enforcer *e, struct bpf_object *obj);
 /* Detaches, unloads, frees; accepts NULL. Pinned links and maps stay. */
 void enforcer_destroy(struct enforcer *e);
-/* Removes everything pinned in pin_dir, and so ends the enforcement pinned there. */
+/* Removes everything pinned in pin_dir, and so ends the enforcement pinned there; pins of any
+ * format (the agents are forgotten first, ending enforcement at once, only in pins of this one). */
 int enforcer_teardown(const char *pin_dir);
 /* Detaches the cgroup-BPF programs enforcer_attach_cgroup() attached to the cgroup open at
  * cgroup_fd, by this process or (pinned) by an earlier one, and removes their pins. */

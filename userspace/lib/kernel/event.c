@@ -252,23 +252,22 @@ int event_decode(const void *data, size_t len, union agentd_event *ev)
 	return hdr.type;
 }
 
-int event_format(const void *data, size_t len, char *buf, size_t bufsz)
+int event_format(const union agentd_event *ev, char *buf, size_t bufsz)
 {
 	struct line l = { .buf = buf, .size = bufsz };
-	union agentd_event ev;
 
 	if (!bufsz)
 		return -ENOSPC;
 	buf[0] = '\0';
-	switch (event_decode(data, len, &ev)) {
+	switch (ev->hdr.type) {
 	case AGENTD_EV_FILE:
-		format_file(&l, &ev.file);
+		format_file(&l, &ev->file);
 		break;
 	case AGENTD_EV_NET:
-		format_net(&l, &ev.net);
+		format_net(&l, &ev->net);
 		break;
 	case AGENTD_EV_SELF:
-		format_self(&l, &ev.self);
+		format_self(&l, &ev->self);
 		break;
 	default:
 		return -EINVAL;

@@ -15,17 +15,17 @@ union agentd_event {
 
 /*
  * Copies one ring-buffer record into ev after checking it: its length, header length, version,
- * and that its type is known and its size that type's. The one place that validates records.
+ * and that its type is known and its size that type's. The one place that reads the ring's
+ * bytes: each record is decoded once, and everything after works on ev.
  * Returns the type (AGENTD_EV_*) or -EINVAL.
  */
 int event_decode(const void *data, size_t len, union agentd_event *ev);
 
 /*
- * Formats one ring-buffer record as one human-readable line (no newline) into buf.
- * The record is checked before use: its length, header length, version and type.
- * Returns the line's length, or -EINVAL for a malformed record, -ENOSPC if buf is too small.
+ * Formats one decoded record (event_decode()) as one human-readable line (no newline) into buf.
+ * Returns the line's length, or -EINVAL for an unknown type, -ENOSPC if buf is too small.
  */
-int event_format(const void *data, size_t len, char *buf, size_t bufsz);
+int event_format(const union agentd_event *ev, char *buf, size_t bufsz);
 
 /* Names of the ABI's codes ("file_open", "structural-deny"); "unknown" for a code this build
  * does not know. */
