@@ -192,7 +192,7 @@ void test_bin_for_all(const char *name, char *path, size_t pathsz)
 {
 	char dir[PATH_MAX - NAME_MAX - 1], from[PATH_MAX];
 
-	test_dir(dir, sizeof(dir));
+	test_tmpdir(dir, sizeof(dir), "bin");
 	if (chmod(dir, 0711))
 		FAIL("chmod %s: %s", dir, strerror(errno));
 	snprintf(from, sizeof(from), "%s/%s", test_bin_dir(), name);
