@@ -87,7 +87,8 @@ static int tool_call(const char *dir, const char *tool)
 	char out[4096], env[PATH_MAX], bin[PATH_MAX];
 
 	snprintf(env, sizeof(env), "AGENTD_TOOL_SOCKET=%s/agents/m/tool.sock", dir);
-	snprintf(bin, sizeof(bin), "%s/agent-tool", test_bin_dir());
+	/* A copy the agent sees (its /tmp is private) and reaches (the checkout may be 0700). */
+	test_bin_for_all("agent-tool", bin, sizeof(bin));
 	return agentctl_run(out, sizeof(out), "run", "m", "--", "env", env, bin, tool, NULL);
 }
 
