@@ -188,6 +188,18 @@ void test_copy(const char *from, const char *to, mode_t mode)
 	close(out);
 }
 
+void test_bin_for_all(const char *name, char *path, size_t pathsz)
+{
+	char dir[PATH_MAX - NAME_MAX - 1], from[PATH_MAX];
+
+	test_tmpdir(dir, sizeof(dir), "bin");
+	if (chmod(dir, 0711))
+		FAIL("chmod %s: %s", dir, strerror(errno));
+	snprintf(from, sizeof(from), "%s/%s", test_bin_dir(), name);
+	snprintf(path, pathsz, "%s/%s", dir, name);
+	test_copy(from, path, 0755);
+}
+
 /* The enforcer loaded once by the test binary's parent process (test_enforcer_preload), which
  * every test child inherits: loading under QEMU's emulation takes seconds. */
 static struct enforcer *shared;

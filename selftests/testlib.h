@@ -44,6 +44,10 @@ int test_ring_registering(const char *path);
 void test_write(const char *path, const char *text, mode_t mode);
 /* Copies the file from to the new file to (with mode); FAILs on error. */
 void test_copy(const char *from, const char *to, mode_t mode);
+/* A copy of the project binary name (from the test binary's directory) in a fresh
+ * test_tmpdir() (which agents see) that every user may enter, for running it as another user:
+ * the checkout may sit under a directory only its owner enters (a clone in /root). */
+void test_bin_for_all(const char *name, char *path, size_t pathsz);
 
 /* A child process whose stdout the test reads line by line. */
 struct proc {

@@ -19,6 +19,7 @@
 #include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
+#include "wire/unixsock.h"
 
 static const char tools_json[] =
 	"{\"tools\": [{\"name\": \"noop\", \"effect\": \"observe\", \"builtin\": \"noop\"}]}\n";
@@ -130,20 +131,6 @@ static bool wait_frozen(const char *cg, int want)
 
 /* ---- a connection of an agent's, speaking the protocol ---- */
 
-static int connect_to(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* One noop call: its reply's code ("ok", an error code), or why there was none. */
 static const char *call_noop(int fd, long long id, char *code, size_t codesz, char *msg,
 			     size_t msgsz)
@@ -191,7 +178,7 @@ static void caller_loop(const char *sock, int cmd, int res)
 {
 	char code[64], msg[256], go;
 	long long id = 1;
-	int fd = connect_to(sock);
+	int fd = unix_connect(sock);
 
 	if (fd < 0 || strcmp(call_noop(fd, id++, code, sizeof(code), NULL, 0), "ok"))
 		_exit(1);
@@ -275,7 +262,7 @@ static void park_in(const char *cg)
 static int call_from(void *sock)
 {
 	char code[64];
-	int fd = connect_to(sock);
+	int fd = unix_connect(sock);
 
 	return fd >= 0 && !strcmp(call_noop(fd, 1, code, sizeof(code), NULL, 0), "ok") ? 0 : 1;
 }

@@ -21,6 +21,7 @@
 #include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
+#include "wire/unixsock.h"
 
 #define SECRET "s3cr3t-Value-42"
 
@@ -109,7 +110,8 @@ static struct env *setup_files(void)
 		 the_env.dir);
 	snprintf(the_env.env_a, sizeof(the_env.env_a), "AGENTD_TOOL_SOCKET=%s", the_env.sock_a);
 	snprintf(the_env.env_b, sizeof(the_env.env_b), "AGENTD_TOOL_SOCKET=%s", the_env.sock_b);
-	snprintf(the_env.agent_tool, sizeof(the_env.agent_tool), "%s/agent-tool", test_bin_dir());
+	/* Run as nobody too: a copy any user may reach. */
+	test_bin_for_all("agent-tool", the_env.agent_tool, sizeof(the_env.agent_tool));
 	test_pin_dir(the_env.pins, sizeof(the_env.pins));
 	test_cgroup_tree_at_end(the_env.cgroup);
 	put(the_env.tools, tools_json, 0644);
@@ -397,20 +399,6 @@ TEST(broker_redacts_each_pattern_class)
 
 /* ---- speaking the protocol from inside agent A ---- */
 
-static int connect_to(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static bool send_raw(int fd, const void *buf, size_t n)
 {
 	return send(fd, buf, n, MSG_NOSIGNAL) == (ssize_t)n;
@@ -466,13 +454,13 @@ static int raw_calls(void *arg)
 	int fd;
 
 	/* B's socket: the connection is refused by identity, before anything is read. */
-	fd = connect_to(r->sock_b);
+	fd = unix_connect(r->sock_b);
 	CHECK(1, fd >= 0);
 	send_json(fd, "{\"id\": 1, \"tool\": \"noop\"}");
 	CHECK(2, !strcmp(reply_code(fd, code, sizeof(code)), BROKER_E_IDENTITY));
 	close(fd);
 	/* A's socket: a claim to be B is refused, the connection goes on. */
-	fd = connect_to(r->sock_a);
+	fd = unix_connect(r->sock_a);
 	CHECK(3, fd >= 0);
 	CHECK(4, send_json(fd, "{\"id\": 1, \"tool\": \"noop\", \"agent\": \"t-b\"}"));
 	CHECK(5, !strcmp(reply_code(fd, code, sizeof(code)), BROKER_E_REQUEST));
@@ -489,16 +477,16 @@ static int raw_calls(void *arg)
 	CHECK(14, !strcmp(reply_code(fd, code, sizeof(code)), "EOF"));
 	close(fd);
 	/* A frame of length 0. */
-	fd = connect_to(r->sock_a);
+	fd = unix_connect(r->sock_a);
 	CHECK(15, fd >= 0 && send_raw(fd, "\0\0\0\0", 4));
 	CHECK(16, !strcmp(reply_code(fd, code, sizeof(code)), BROKER_E_FRAME));
 	close(fd);
 	/* Half a frame, then gone: nothing to answer, nothing breaks. */
-	fd = connect_to(r->sock_a);
+	fd = unix_connect(r->sock_a);
 	CHECK(17, fd >= 0 && send_raw(fd, "\0\0\0\x20{\"id\"", 9));
 	close(fd);
 	/* Still served, by the same daemon. */
-	fd = connect_to(r->sock_a);
+	fd = unix_connect(r->sock_a);
 	CHECK(18, fd >= 0 && send_json(fd, "{\"id\": 4, \"tool\": \"noop\"}"));
 	CHECK(19, !strcmp(reply_code(fd, code, sizeof(code)), "ok"));
 	close(fd);
@@ -536,7 +524,7 @@ static int slow_reader(void *arg)
 	const struct raw *rw = arg;
 	struct broker_reply r;
 	unsigned seen = 0;
-	int fd = connect_to(rw->sock_a), i;
+	int fd = unix_connect(rw->sock_a), i;
 
 	CHECK(1, fd >= 0);
 	CHECK(2, send_json(fd, "{\"id\": 1, \"tool\": \"flood\"}"));
@@ -782,7 +770,7 @@ static int shipped_calls(void *arg)
 	static char buf[1 << 20];
 	const struct shipped *s = arg;
 	struct broker_reply r;
-	int fd = connect_to(s->sock);
+	int fd = unix_connect(s->sock);
 
 	CHECK(1, fd >= 0);
 	/* What the agent may read, the tool reads. */
@@ -931,7 +919,7 @@ static int never_reads(void *arg)
 	char json[64];
 	int i;
 
-	pfd.fd = connect_to(rw->sock_a);
+	pfd.fd = unix_connect(rw->sock_a);
 	CHECK(1, pfd.fd >= 0);
 	for (i = 0; i < FLOOD_CALLS; i++) {
 		snprintf(json, sizeof(json), "{\"id\": %d, \"tool\": \"flood\"}", i);
@@ -940,7 +928,7 @@ static int never_reads(void *arg)
 	CHECK(3, poll(&pfd, 1, 30000) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP)));
 	close(pfd.fd);
 	/* The agent is still served once it let go. */
-	pfd.fd = connect_to(rw->sock_a);
+	pfd.fd = unix_connect(rw->sock_a);
 	CHECK(4, pfd.fd >= 0 && send_json(pfd.fd, "{\"id\": 1, \"tool\": \"noop\"}"));
 	CHECK(5, !strcmp(reply_code(pfd.fd, json, sizeof(json)), "ok"));
 	close(pfd.fd);

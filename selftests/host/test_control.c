@@ -29,6 +29,7 @@
 #include "harness.h"
 #include "kernel/probe.h"
 #include "testlib.h"
+#include "wire/unixsock.h"
 
 struct env {
 	char dir[256];
@@ -88,23 +89,6 @@ static int add_agent(struct env *e, const char *name)
 	return agentctl_run(out, sizeof(out), "agent", "add", name, "--policy", e->policy, NULL);
 }
 
-/* A connection to the control socket, or -errno. */
-static int connect_control(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int err = -errno;
-
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
-	return fd;
-}
-
 static void send_frame(int fd, const char *json)
 {
 	size_t n = strlen(json);
@@ -146,7 +130,7 @@ static const char *read_reply(int fd, char *code, size_t codesz)
 static void expect_status_ok(const char *control)
 {
 	char code[64];
-	int fd = connect_control(control);
+	int fd = unix_connect(control);
 
 	ASSERT_OK(fd);
 	send_frame(fd, "{\"id\": 1, \"cmd\": \"status\"}");
@@ -180,7 +164,7 @@ static int connect_as_nobody(void *path)
 
 	if (setgid(65534) || setuid(65534))
 		return 100;
-	fd = connect_control(path);
+	fd = unix_connect(path);
 	if (fd < 0)
 		return -fd == EACCES ? 1 : 101;
 	/* The refusal may come before the request is sent: the send may fail, the read not. */
@@ -218,7 +202,7 @@ TEST(control_bad_frames_get_errors_and_the_daemon_goes_on)
 	int fd;
 
 	start_agentd(e, true);
-	fd = connect_control(e->control);
+	fd = unix_connect(e->control);
 	ASSERT_OK(fd);
 	send_frame(fd, "{nope");
 	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_JSON);
@@ -235,18 +219,18 @@ TEST(control_bad_frames_get_errors_and_the_daemon_goes_on)
 	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), "EOF");
 	close(fd);
 	/* Empty frame. */
-	fd = connect_control(e->control);
+	fd = unix_connect(e->control);
 	ASSERT_EQ(send(fd, "\x00\x00\x00\x00", 4, MSG_NOSIGNAL), 4);
 	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_FRAME);
 	close(fd);
 	/* Truncated: the peer shuts down mid-frame. */
-	fd = connect_control(e->control);
+	fd = unix_connect(e->control);
 	ASSERT_EQ(send(fd, "\x00\x00\x00\x64{\"id\": 1", 12, MSG_NOSIGNAL), 12);
 	ASSERT_OK(shutdown(fd, SHUT_WR));
 	ASSERT_STREQ(read_reply(fd, code, sizeof(code)), CONTROL_E_FRAME);
 	close(fd);
 	/* A client that stalls mid-frame stalls nobody else. */
-	fd = connect_control(e->control);
+	fd = unix_connect(e->control);
 	ASSERT_EQ(send(fd, "\x00\x00\x00\x64{", 5, MSG_NOSIGNAL), 5);
 	expect_status_ok(e->control);
 	close(fd);
@@ -462,7 +446,7 @@ TEST(wall_clock_survives_a_restart)
 static int status_from_inside(void *path)
 {
 	char code[64];
-	int fd = connect_control(path);
+	int fd = unix_connect(path);
 
 	if (fd == -EPERM)
 		return 2;
@@ -618,7 +602,7 @@ TEST(control_socket_sheds_connections_when_out_of_descriptors)
 	ASSERT_OK(prlimit(e->agentd->pid, RLIMIT_NOFILE, &low, NULL));
 	/* None left: every connection needs the one in reserve. */
 	for (n = 0; n < 32; n++) {
-		pfd[n] = (struct pollfd){ .fd = connect_control(e->control), .events = POLLIN };
+		pfd[n] = (struct pollfd){ .fd = unix_connect(e->control), .events = POLLIN };
 		ASSERT_OK(pfd[n].fd);
 	}
 	while (!shed && poll(pfd, n, 10000) > 0)

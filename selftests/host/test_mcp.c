@@ -108,11 +108,14 @@ static int client(struct mcp_env *e, const char *const args[], char *out, size_t
 	const char *mode = args[0];
 	size_t i;
 
-	char script[PATH_MAX + 32], log[PATH_MAX + 32], prog[PATH_MAX + 16];
+	char script[PATH_MAX + 32], log[PATH_MAX + 32], prog[PATH_MAX + 16], tool[PATH_MAX];
 	int status, fd;
 	ssize_t n;
 	pid_t pid;
 
+	/* Run inside the agent: a copy it sees (its /tmp is private) and reaches (the checkout
+	 * may be 0700). */
+	test_bin_for_all("agent-tool", tool, sizeof(tool));
 	snprintf(script, sizeof(script), "%s/selftests/mcp/client.mjs", e->top);
 	snprintf(log, sizeof(log), "%s/client-%s.log", e->d.dir, mode);
 	pid = fork();
@@ -123,8 +126,7 @@ static int client(struct mcp_env *e, const char *const args[], char *out, size_t
 			_exit(127);
 		snprintf(prog, sizeof(prog), "%s/agentctl", test_bin_dir());
 		setenv("MCP_AGENTCTL", prog, 1);
-		snprintf(prog, sizeof(prog), "%s/agent-tool", test_bin_dir());
-		setenv("MCP_AGENT_TOOL", prog, 1);
+		setenv("MCP_AGENT_TOOL", tool, 1);
 		argv[1] = script;
 		for (i = 0; args[i] && i < 7; i++)
 			argv[i + 2] = (char *)args[i];

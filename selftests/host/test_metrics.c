@@ -87,7 +87,8 @@ static int tool_call(const char *dir, const char *tool)
 	char out[4096], env[PATH_MAX], bin[PATH_MAX];
 
 	snprintf(env, sizeof(env), "AGENTD_TOOL_SOCKET=%s/agents/m/tool.sock", dir);
-	snprintf(bin, sizeof(bin), "%s/agent-tool", test_bin_dir());
+	/* A copy the agent sees (its /tmp is private) and reaches (the checkout may be 0700). */
+	test_bin_for_all("agent-tool", bin, sizeof(bin));
 	return agentctl_run(out, sizeof(out), "run", "m", "--", "env", env, bin, tool, NULL);
 }
 
@@ -96,7 +97,7 @@ TEST(metrics_count_decisions_and_pass_promtool)
 	static char out[1 << 16];
 	char dir[256], state[PATH_MAX], control[PATH_MAX], audit[PATH_MAX], pins[PATH_MAX],
 		cgroup[PATH_MAX], policy[PATH_MAX], tools[PATH_MAX], agent_cg[PATH_MAX + 8],
-		lint[4096];
+		lint[4096], metrics[PATH_MAX];
 	char root[PATH_MAX - 64];
 	const char *ready[] = { "agentd: ready", NULL };
 	const char *deny[] = { "\"kind\":\"net\"", "\"decision\":\"deny\"", NULL };
@@ -192,6 +193,14 @@ TEST(metrics_count_decisions_and_pass_promtool)
 		FAIL("agents or build info missing:\n%s", out);
 	if (promtool_check(out, lint, sizeof(lint)))
 		FAIL("promtool check metrics: %s", lint);
+	/* $AGENTD_METRICS names the socket itself, wherever the control socket is said to be. */
+	snprintf(metrics, sizeof(metrics), "%s/metrics.sock", dir);
+	setenv("AGENTD_METRICS", metrics, 1);
+	ASSERT_EQ(
+		agentctl_run(out, sizeof(out), "metrics", "--control", "/nonexistent/c.sock", NULL),
+		0);
+	if (!strstr(out, "agentd_agents 1\n"))
+		FAIL("$AGENTD_METRICS: %s", out);
 }
 
 /* A connection to 127.0.0.1:port that gives up after 20 s (a bound on failure). */

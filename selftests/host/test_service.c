@@ -18,6 +18,7 @@
 #include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
+#include "wire/unixsock.h"
 
 struct svc {
 	char dir[256];
@@ -61,14 +62,12 @@ static bool wait_state(struct svc *s, const char *want, int ms)
 
 static int control_answers(const char *path)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+	int fd = unix_connect(path);
 
-	if (snprintf(a.sun_path, sizeof(a.sun_path), "%s", path) >= (int)sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	err = connect(fd, (struct sockaddr *)&a, sizeof(a)) ? -errno : 0;
+	if (fd < 0)
+		return fd;
 	close(fd);
-	return err;
+	return 0;
 }
 
 static struct svc *start(const char *watchdog_usec)

@@ -19,6 +19,7 @@
 #include "kernel/cgroup.h"
 #include "harness.h"
 #include "testlib.h"
+#include "wire/unixsock.h"
 
 struct lenv {
 	char dir[256];
@@ -77,20 +78,10 @@ static struct lenv *setup(void)
 /* connect() to path: 0 or the errno; the connected fd in *out. */
 static int try_connect(const char *path, int *out)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+	int fd = unix_connect(path);
 
-	*out = -1;
-	if (fd < 0)
-		return errno;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = errno;
-		close(fd);
-		return err;
-	}
-	*out = fd;
-	return 0;
+	*out = fd < 0 ? -1 : fd;
+	return fd < 0 ? -fd : 0;
 }
 
 /* A noop call on fd: 0 when answered ok. */

@@ -6,14 +6,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include "wire/broker_proto.h"
+#include "wire/unixsock.h"
 #include "agent-tool.h"
 
 #define EXIT_USAGE 2
@@ -73,76 +71,6 @@ static int parse_args(json_t *args, int argc, char **argv)
 	return 0;
 }
 
-static int connect_to(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-static int send_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* The broker may refuse before reading: its reply says why. */
-		if (n < 0)
-			return errno == EPIPE || errno == ECONNRESET ? 0 : -errno;
-		buf += n, len -= n;
-	}
-	return 0;
-}
-
-/* Reads one reply frame into a malloc'ed buffer. Returns the payload length or -errno. */
-static long read_reply(int fd, char **out)
-{
-	size_t len = 0, cap = 65536, n = 0;
-	char *buf = malloc(cap), *p;
-	ssize_t r;
-	int c;
-
-	*out = NULL;
-	while (buf && (c = broker_frame_check(buf, len, BROKER_REPLY_MAX, &n)) == 0) {
-		if (len == cap) {
-			cap = len >= BROKER_HDR && BROKER_HDR + n > cap ? BROKER_HDR + n : cap * 2;
-			p = realloc(buf, cap);
-			if (!p)
-				break;
-			buf = p;
-		}
-		r = recv(fd, buf + len, cap - len, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(buf);
-			return r < 0 ? -errno : -ECONNRESET;
-		}
-		len += r;
-	}
-	if (!buf || c != 1) {
-		free(buf);
-		return buf ? -EPROTO : -ENOMEM;
-	}
-	*out = buf;
-	return (long)n;
-}
-
 static void write_out(FILE *f, const char *s, size_t n)
 {
 	fwrite(s, 1, n, f);
@@ -186,8 +114,7 @@ int main(int argc, char **argv)
 	const char *sock = getenv("AGENTD_TOOL_SOCKET");
 	bool json = false;
 	char *frame = NULL, *reply = NULL;
-	size_t flen;
-	long n;
+	size_t flen, n;
 	int c, fd, err, code = EXIT_REFUSED;
 	json_t *doc;
 
@@ -234,20 +161,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "agent-tool: the request: %s\n", strerror(-err));
 		return EXIT_USAGE;
 	}
-	fd = connect_to(sock);
+	fd = unix_connect(sock);
 	if (fd < 0) {
 		fprintf(stderr, "agent-tool: %s: %s\n", sock, strerror(-fd));
 		free(frame);
 		return EXIT_REFUSED;
 	}
-	err = send_all(fd, frame, flen);
+	err = send_request(fd, frame, flen);
 	free(frame);
-	n = err ? err : read_reply(fd, &reply);
+	if (!err)
+		err = frame_read(fd, BROKER_REPLY_MAX, -1, &reply, &n);
 	close(fd);
-	if (n < 0)
-		fprintf(stderr, "agent-tool: %s: %s\n", sock, strerror((int)-n));
+	if (err)
+		fprintf(stderr, "agent-tool: %s: %s\n", sock, strerror(-err));
 	else
-		code = show(reply + BROKER_HDR, (size_t)n, json);
+		code = show(reply, n, json);
 	free(reply);
 	return code;
 }

@@ -60,23 +60,6 @@ static int write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
-/* A frame to the broker. It may have refused the connection before reading (identity): the
- * reply it sent, or its end of the connection, says so on the read side. */
-static int send_broker(int fd, const char *s, size_t n)
-{
-	ssize_t w;
-
-	while (n) {
-		w = send(fd, s, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return errno == EPIPE || errno == ECONNRESET ? 0 : -errno;
-		s += w, n -= w;
-	}
-	return 0;
-}
-
 /* Sends doc to the client (and drops it). A client that stopped reading ends the server. */
 static void emit(json_t *doc)
 {
@@ -172,7 +155,7 @@ static void broker_call(struct mcp *s, const json_t *id, const char *tool, json_
 		return;
 	}
 	if (!err)
-		err = send_broker(s->fd, frame, flen);
+		err = send_request(s->fd, frame, flen);
 	free(frame);
 	if (err) {
 		emit_error(id, JSONRPC_INTERNAL_ERROR, "the broker: %s%s", strerror(-err), "");
@@ -211,7 +194,7 @@ static int watch(struct mcp *s)
 	err = doc ? broker_frame_encode(doc, BROKER_REQUEST_MAX, &frame, &flen) : -ENOMEM;
 	json_decref(doc);
 	if (!err)
-		err = send_broker(s->fd, frame, flen);
+		err = send_request(s->fd, frame, flen);
 	free(frame);
 	return err;
 }

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -17,13 +16,12 @@
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include "audit/audit.h"
 #include "cmds.h"
 #include "log.h"
+#include "paths.h"
+#include "wire/unixsock.h"
 
-#define DEFAULT_DIR "/var/lib/agentd/audit"
-#define DEFAULT_STREAM "/run/agentd/audit.sock"
 #define EXPECT_MAX 16
 
 struct args {
@@ -118,7 +116,7 @@ static int parse_args(int argc, char **argv, struct args *a, bool filters)
 		return -EINVAL;
 	}
 	if (!a->dir && !a->nfiles)
-		a->dir = DEFAULT_DIR;
+		a->dir = PATH_AUDIT_DIR;
 	return 0;
 }
 
@@ -321,17 +319,9 @@ static int follow_dir(const struct args *a)
 
 int stream_subscribe(const char *path, const char *filter_line)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd, err;
+	int fd = unix_connect(path), err;
 
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sun.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    dprintf(fd, "%s\n", filter_line) < 0) {
+	if (fd >= 0 && dprintf(fd, "%s\n", filter_line) < 0) {
 		err = -errno;
 		close(fd);
 		return err;
@@ -342,17 +332,14 @@ int stream_subscribe(const char *path, const char *filter_line)
 const char *stream_default_path(const char *control)
 {
 	static char path[PATH_MAX];
-	char copy[PATH_MAX];
 
 	if (getenv("AGENTD_STREAM"))
 		return getenv("AGENTD_STREAM");
 	if (!control)
 		control = getenv("AGENTD_CONTROL");
-	if (!control)
-		return DEFAULT_STREAM;
 	/* agentd's default: audit.sock beside the control socket */
-	snprintf(copy, sizeof(copy), "%s", control);
-	snprintf(path, sizeof(path), "%s/audit.sock", dirname(copy));
+	if (!control || path_beside(control, PATH_AUDIT_SOCK_NAME, path, sizeof(path)))
+		return PATH_AUDIT_SOCK;
 	return path;
 }
 
@@ -414,7 +401,7 @@ static int do_audit_help(int argc, char **argv)
 	       "verify exits 0 when the log is intact, 1 when it was tampered with (or a\n"
 	       "checkpoint --expect SEQ:HASH, noted from an earlier verify, no longer holds: the\n"
 	       "log was rewritten or cut), 3 when it cannot be read\n",
-	       DEFAULT_STREAM, DEFAULT_DIR);
+	       PATH_AUDIT_SOCK, PATH_AUDIT_DIR);
 	return 0;
 }
 

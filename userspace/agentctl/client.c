@@ -1,24 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 #include "client.h"
 #include "cmds.h"
 #include "log.h"
-
-#define DEFAULT_CONTROL "/run/agentd/control.sock"
+#include "paths.h"
+#include "wire/unixsock.h"
 
 int ctl_args(int argc, char **argv, struct ctl *c)
 {
 	int i, n = 1;
 
-	c->control = getenv("AGENTD_CONTROL") ? getenv("AGENTD_CONTROL") : DEFAULT_CONTROL;
+	c->control = getenv("AGENTD_CONTROL") ? getenv("AGENTD_CONTROL") : PATH_CONTROL_SOCK;
 	c->json = false;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -37,58 +33,11 @@ int ctl_args(int argc, char **argv, struct ctl *c)
 	return n;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static int connect_to(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
-}
-
-/* Reads exactly len bytes before the deadline. */
-static int read_full(int fd, char *buf, size_t len, long long deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	ssize_t n;
-
-	while (len) {
-		if (poll(&pfd, 1, (int)(deadline > now_ms() ? deadline - now_ms() : 0)) <= 0)
-			return -ETIMEDOUT;
-		n = recv(fd, buf, len, MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			return n ? -errno : -ECONNRESET;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* One request, one reply frame: the reply's payload in a malloc'ed *payload. */
 static int exchange(int fd, const struct control_request *req, char **payload, size_t *n)
 {
-	long long deadline = now_ms() + CLIENT_TIMEOUT_MS;
 	json_t *doc = control_request_json(req);
-	char hdr[CONTROL_HDR], *frame;
+	char *frame;
 	size_t len;
 	int err;
 
@@ -97,18 +46,9 @@ static int exchange(int fd, const struct control_request *req, char **payload, s
 	json_decref(doc);
 	if (err)
 		return err;
-	err = send(fd, frame, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -EIO;
+	err = frame_send(fd, frame, len);
 	free(frame);
-	if (!err)
-		err = read_full(fd, hdr, sizeof(hdr), deadline);
-	if (!err && control_frame_check(hdr, sizeof(hdr), n) < 0)
-		err = -EBADMSG;
-	*payload = err ? NULL : malloc(*n);
-	if (!err && !*payload)
-		err = -ENOMEM;
-	if (!err)
-		err = read_full(fd, *payload, *n, deadline);
-	return err;
+	return err ? err : frame_read(fd, CONTROL_FRAME_MAX, CLIENT_TIMEOUT_MS, payload, n);
 }
 
 static int say_error(const struct ctl *c, long long id, const struct control_error *e)
@@ -138,7 +78,7 @@ int ctl_call(const struct ctl *c, const struct control_request *req, json_t **re
 	size_t n = 0;
 
 	*reply = NULL;
-	fd = connect_to(c->control);
+	fd = unix_connect(c->control);
 	err = fd < 0 ? fd : exchange(fd, req, &payload, &n);
 	if (fd >= 0)
 		close(fd);

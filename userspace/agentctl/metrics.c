@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* agentctl metrics: agentd's counters in Prometheus's text format (docs/METRICS.md). */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,18 +9,17 @@
 #include "client.h"
 #include "cmds.h"
 #include "log.h"
+#include "paths.h"
 #include "wire/unixsock.h"
 
-/* $AGENTD_METRICS, else metrics.sock beside the control socket. */
-static const char *metrics_path(const struct ctl *c, char *buf, size_t bufsz)
+/* $AGENTD_METRICS, else metrics.sock beside the control socket. Returns 0 or -ENAMETOOLONG. */
+static int metrics_path(const struct ctl *c, char *buf, size_t bufsz)
 {
-	char copy[PATH_MAX];
+	const char *env = getenv("AGENTD_METRICS");
 
-	if (getenv("AGENTD_METRICS"))
-		return getenv("AGENTD_METRICS");
-	snprintf(copy, sizeof(copy), "%s", c->control);
-	snprintf(buf, bufsz, "%s/metrics.sock", dirname(copy));
-	return buf;
+	if (env)
+		return (size_t)snprintf(buf, bufsz, "%s", env) >= bufsz ? -ENAMETOOLONG : 0;
+	return path_beside(c->control, PATH_METRICS_SOCK_NAME, buf, bufsz);
 }
 
 int do_metrics(int argc, char **argv)
@@ -36,8 +34,9 @@ int do_metrics(int argc, char **argv)
 		log_err("usage: agentctl metrics [--control PATH]\n");
 		return EXIT_USAGE;
 	}
-	metrics_path(&c, path, sizeof(path));
-	fd = unix_connect(path);
+	fd = metrics_path(&c, path, sizeof(path));
+	if (!fd)
+		fd = unix_connect(path);
 	if (fd < 0) {
 		log_err("metrics socket %s: %s\n", path, strerror(-fd));
 		return EXIT_FAIL;

@@ -8,10 +8,8 @@
 #include "policy/compile.h"
 #include "kernel/enforcer.h"
 #include "policy/policy.h"
+#include "paths.h"
 
-#define DEFAULT_PIN_DIR "/sys/fs/bpf/agentd"
-#define DEFAULT_CONTROL "/run/agentd/control.sock"
-#define DEFAULT_STATE_DIR "/var/lib/agentd"
 #define DEFAULT_PROXY_IDLE_SEC 600
 #define AGENTD_VERSION "0.1.0"
 

@@ -90,7 +90,8 @@ static int open_audit(struct daemon *d)
 	snprintf(d->audit_dir, sizeof(d->audit_dir), "%s",
 		 d->o->audit_dir ? d->o->audit_dir : d->o->state_dir);
 	if (!d->o->audit_dir)
-		strncat(d->audit_dir, "/audit", sizeof(d->audit_dir) - strlen(d->audit_dir) - 1);
+		strncat(d->audit_dir, "/" PATH_AUDIT_DIR_NAME,
+			sizeof(d->audit_dir) - strlen(d->audit_dir) - 1);
 	d->sink.mono_to_real_ns = audit_mono_to_real_ns();
 	err = stream_open(d);
 	if (err)

@@ -33,13 +33,13 @@ static void usage(FILE *out)
 		"                    agentd then needs --allow-partial, and agentctl policy check\n"
 		"                    --layers says what a policy loses (docs/LAYERS.md)\n"
 		"  --pin-dir DIR     bpffs directory for pinned programs and maps (default\n"
-		"                    " DEFAULT_PIN_DIR "): enforcement outlives agentd, and a\n"
+		"                    " PATH_PIN_DIR "): enforcement outlives agentd, and a\n"
 		"                    restarted agentd adopts it, pending events included\n"
 		"  --teardown        unpin everything in the pin directory: enforcement ends\n"
 		"\n"
 		"the daemon: agents are added, run and removed with agentctl (docs/CONTROL.md)\n"
-		"  --control PATH    control socket (default " DEFAULT_CONTROL ")\n"
-		"  --state-dir DIR   agents' state, re-adopted at start (default " DEFAULT_STATE_DIR
+		"  --control PATH    control socket (default " PATH_CONTROL_SOCK ")\n"
+		"  --state-dir DIR   agents' state, re-adopted at start (default " PATH_STATE_DIR
 		")\n"
 		"  --audit-dir DIR   the audit log (default STATE-DIR/audit, docs/AUDIT.md)\n"
 		"  --cgroup DIR      parent of the agents' cgroups (default CGROUP2-MOUNT/agentd)\n"
@@ -188,11 +188,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	log_init("agentd", level);
 	if (!o->pin_dir)
-		o->pin_dir = DEFAULT_PIN_DIR;
+		o->pin_dir = PATH_PIN_DIR;
 	if (!o->control)
-		o->control = DEFAULT_CONTROL;
+		o->control = PATH_CONTROL_SOCK;
 	if (!o->state_dir)
-		o->state_dir = DEFAULT_STATE_DIR;
+		o->state_dir = PATH_STATE_DIR;
 	if (!o->proxy_idle_sec)
 		o->proxy_idle_sec = DEFAULT_PROXY_IDLE_SEC;
 	if (!o->ring_mb)

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,18 +434,16 @@ fail:
 /* metrics.sock beside the control socket. */
 int metrics_start(struct daemon *d)
 {
-	char copy[PATH_MAX];
 	int fd, err, i;
 
 	for (i = 0; i < 2 * SCRAPES_MAX; i++)
 		scrapes.slots[i].fd = scrapes.slots[i].timer = -1;
 	scrapes.http_lfd = -1;
 	scrapes.ready = true;
-	snprintf(copy, sizeof(copy), "%s", d->o->control);
-	if (snprintf(d->metrics_path, sizeof(d->metrics_path), "%s/metrics.sock", dirname(copy)) >=
-	    (int)sizeof(d->metrics_path))
-		return -ENAMETOOLONG;
-	fd = unix_listen(d->metrics_path, 0600, 16);
+	fd = path_beside(d->o->control, PATH_METRICS_SOCK_NAME, d->metrics_path,
+			 sizeof(d->metrics_path));
+	if (!fd)
+		fd = unix_listen(d->metrics_path, 0600, 16);
 	if (fd < 0)
 		return fd;
 	err = loop_add(d->loop, fd, EPOLLIN, on_client, d);

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "proxy.h"
 #include "spawn.h"
+#include "wire/unixsock.h"
 
 #define RESPAWN_MIN_MS 1000
 
@@ -180,11 +181,8 @@ static void order_cgroups(const struct agent *a, struct proxy_msg *m)
  * PROXY_MSG_UP). An agent whose policy does not load gets no host and no port. */
 static int send_order(const struct agent *a, enum proxy_msg_type type, int lfd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
 	const struct policy *p = type != PROXY_MSG_DOWN ? a->policy : NULL;
-	struct msghdr mh = {};
 	struct proxy_msg *m;
-	struct iovec iov;
 	size_t len = 0, i, n = 0;
 	ssize_t sent;
 
@@ -208,25 +206,9 @@ static int send_order(const struct agent *a, enum proxy_msg_type type, int lfd)
 		m->ports[m->nports++] = p->net.proxy_ports[i];
 	if (type != PROXY_MSG_DOWN)
 		order_cgroups(a, m);
-	iov = (struct iovec){ m, sizeof(*m) + len };
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (lfd >= 0) {
-		struct cmsghdr *cm;
-
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
-	}
-	sent = sendmsg(worker.fd, &mh, MSG_NOSIGNAL);
+	sent = unix_send_fd(worker.fd, m, sizeof(*m) + len, lfd, MSG_NOSIGNAL);
 	free(m);
-	if (sent < 0)
-		return -errno;
-	return 0;
+	return sent < 0 ? (int)sent : 0;
 }
 
 static void audit_report(struct daemon *d, const struct proxy_report *rep)

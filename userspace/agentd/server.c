@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "wire/accept.h"
+#include "wire/unixsock.h"
 #include "log.h"
 #include "server.h"
 
@@ -67,35 +68,24 @@ static void on_ready(void *ctx, int fd, uint32_t events)
 
 int server_open(struct server **out, const char *path, struct loop *l, server_handler fn, void *ctx)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct server *s;
 	int err;
 
 	*out = NULL;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	snprintf(s->path, sizeof(s->path), "%s", path);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if ((size_t)snprintf(s->path, sizeof(s->path), "%s", path) >= sizeof(s->path)) {
+		free(s);
+		return -ENAMETOOLONG;
+	}
 	s->fn = fn;
 	s->ctx = ctx;
 	s->loop = l;
-	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	err = s->fd < 0 ? -errno : make_dir(path);
-	if (err)
-		goto err_free;
-	/* A socket left by a daemon that died: nothing listens on it any more. */
-	unlink(path);
-	/* Created 0600 from the start: no moment at which another user could connect. */
-	mode_t old = umask(0177);
-	err = bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
-	umask(old);
-	if (!err && listen(s->fd, SERVER_CLIENTS_MAX))
-		err = -errno;
-	if (!err)
-		err = loop_add(l, s->fd, EPOLLIN, on_ready, &s->events);
+	err = make_dir(path);
+	/* 0600 from the start: no moment at which another user could connect. */
+	s->fd = err ? err : unix_listen(path, 0600, SERVER_CLIENTS_MAX);
+	err = s->fd < 0 ? s->fd : loop_add(l, s->fd, EPOLLIN, on_ready, &s->events);
 	if (err)
 		goto err_free;
 	*out = s;

@@ -20,21 +20,13 @@
 #include "daemon.h"
 #include "log.h"
 #include "stream.h"
+#include "wire/unixsock.h"
 
 struct stream {
 	int fd;
 	struct audit_stream *subs;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
-
-/* The default: audit.sock beside the control socket. */
-static void default_path(const struct options *o, char *out, size_t sz)
-{
-	char copy[PATH_MAX];
-
-	snprintf(copy, sizeof(copy), "%s", o->control);
-	snprintf(out, sz, "%s/audit.sock", dirname(copy));
-}
 
 static int group_id(const char *name, gid_t *gid)
 {
@@ -75,34 +67,21 @@ static int make_dir(const char *path, const char *group, gid_t gid)
 /* Created 0600 from the start (as the control socket), then opened to the group if asked. */
 static int listen_on(const char *path, const char *group)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	gid_t gid = 0;
-	mode_t old;
 	int fd, err;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
 	if (group && group_id(group, &gid)) {
 		log_err("audit stream: no group %s\n", group);
 		return -ENOENT;
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
 	err = make_dir(path, group, gid);
-	if (!err) {
-		/* A socket left by a daemon that died: nothing listens on it any more. */
-		unlink(path);
-		old = umask(0177);
-		err = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
-		umask(old);
-	}
-	if (!err && group && (chown(path, 0, gid) || chmod(path, 0660)))
+	if (err)
+		return err;
+	fd = unix_listen(path, 0600, 64);
+	if (fd < 0 || !group)
+		return fd;
+	if (chown(path, 0, gid) || chmod(path, 0660)) {
 		err = -errno;
-	if (!err && listen(fd, 64))
-		err = -errno;
-	if (err) {
 		close(fd);
 		return err;
 	}
@@ -145,11 +124,13 @@ int stream_open(struct daemon *d)
 
 	if (!s)
 		return -ENOMEM;
-	if (d->o->stream)
-		snprintf(s->path, sizeof(s->path), "%s", d->o->stream);
+	if (!d->o->stream)
+		err = path_beside(d->o->control, PATH_AUDIT_SOCK_NAME, s->path, sizeof(s->path));
+	else if ((size_t)snprintf(s->path, sizeof(s->path), "%s", d->o->stream) >= sizeof(s->path))
+		err = -ENAMETOOLONG;
 	else
-		default_path(d->o, s->path, sizeof(s->path));
-	s->fd = listen_on(s->path, d->o->stream_group);
+		err = 0;
+	s->fd = err ? err : listen_on(s->path, d->o->stream_group);
 	err = s->fd < 0 ? s->fd : audit_stream_open(&s->subs, s->fd, 0);
 	if (!err) {
 		audit_stream_set_admit(s->subs, admit_peer, d);

@@ -19,13 +19,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <openssl/sha.h>
 #include <bpf/bpf.h>
 #include "wire/accept.h"
+#include "wire/unixsock.h"
 #include "audit_hold.h"
 #include "broker/broker.h"
 #include "broker/broker_int.h"
@@ -183,28 +183,13 @@ const struct broker_stats *broker_stats(void)
 
 static void chan_flush(struct bagent *b)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct qmsg *q;
 	ssize_t n;
 
 	while ((q = b->qhead)) {
-		struct iovec iov = { q->data + q->off, q->len - q->off };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-		if (q->fd >= 0) {
-			struct cmsghdr *cm;
-
-			memset(cbuf, 0, sizeof(cbuf));
-			mh.msg_control = cbuf;
-			mh.msg_controllen = sizeof(cbuf);
-			cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(cm), &q->fd, sizeof(int));
-		}
-		n = sendmsg(b->chan, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
+		n = unix_send_fd(b->chan, q->data + q->off, q->len - q->off, q->fd,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -EINTR)
 			continue;
 		if (n < 0)
 			break;
@@ -1263,10 +1248,13 @@ static void reap_leftovers(const char *tools_cg)
  * Agents that are not root reach their sockets only through the control socket's directory:
  * it becomes searchable (not listable). The control socket keeps its own mode 0600 and uid check.
  */
-static void searchable(const char *dir)
+static void searchable(const char *control)
 {
+	char copy[PATH_MAX], *dir;
 	struct stat st;
 
+	snprintf(copy, sizeof(copy), "%s", control);
+	dir = dirname(copy);
 	if (stat(dir, &st) || (st.st_mode & 0111) == 0111)
 		return;
 	if (chmod(dir, (st.st_mode & 07777) | 0111))
@@ -1316,19 +1304,6 @@ static void sockets_map_add(struct bagent *ba)
 		ba->cookie = cookie;
 }
 
-/* agentd-worker sits beside agentd. */
-static int find_worker(char *out, size_t outsz)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n < 0)
-		return -errno;
-	self[n] = '\0';
-	snprintf(out, outsz, "%s/agentd-worker", dirname(self));
-	return access(out, X_OK) ? -errno : 0;
-}
-
 /* cpu, memory and pids for the tools' cgroups, where cgroup v2 has them. */
 static void tools_controllers(struct broker *b)
 {
@@ -1364,7 +1339,6 @@ static void more_fds(struct broker *b)
 int broker_start(struct daemon *d)
 {
 	struct broker *b = calloc(1, sizeof(*b));
-	char ctl[PATH_MAX], *dir;
 	int err;
 
 	if (!b)
@@ -1379,14 +1353,14 @@ int broker_start(struct daemon *d)
 			 "would hold them to their callers' files)\n",
 			 strerror(-b->landlock_abi));
 	b->d = d;
-	snprintf(ctl, sizeof(ctl), "%s", d->o->control);
-	dir = dirname(ctl);
-	snprintf(b->rundir, sizeof(b->rundir), "%s/agents", dir);
 	snprintf(b->tools_cg, sizeof(b->tools_cg), "%s/" BROKER_TOOLS_CGROUP, d->cgroup);
 	b->sockets_map = sockets_map_open(d->o->pin_dir);
-	err = find_worker(b->worker_path, sizeof(b->worker_path));
+	err = path_beside(d->o->control, PATH_AGENTS_DIR_NAME, b->rundir, sizeof(b->rundir));
+	if (!err)
+		err = spawn_path("agentd-worker", b->worker_path, sizeof(b->worker_path));
 	if (err) {
-		log_err("broker: %s: %s\n", b->worker_path, strerror(-err));
+		log_err("broker: %s: %s\n", b->worker_path[0] ? b->worker_path : b->rundir,
+			strerror(-err));
 		if (b->sockets_map >= 0)
 			close(b->sockets_map);
 		free(b);
@@ -1402,7 +1376,7 @@ int broker_start(struct daemon *d)
 	if (!err)
 		err = mkdirs(b->rundir, 0711);
 	if (!err)
-		searchable(dir);
+		searchable(d->o->control);
 	if (err) {
 		log_err("broker: %s: %s\n", b->tools_cg, strerror(-err));
 		if (b->sockets_map >= 0)
@@ -1438,23 +1412,12 @@ void broker_stop(struct daemon *d)
 
 static int listen_at(struct bagent *ba)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, err;
-
-	if (strlen(ba->path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", ba->path);
-	unlink(ba->path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
 	/* Anyone may connect (agents run as any user); who is let in is the peer check's call. */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(ba->path, 0666) ||
-	    listen(fd, 128)) {
-		err = -errno;
-		close(fd);
+	int fd = unix_listen(ba->path, 0666, 128);
+
+	if (fd < 0) {
 		unlink(ba->path);
-		return err;
+		return fd;
 	}
 	ba->lfd = fd;
 	return 0;

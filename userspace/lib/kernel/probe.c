@@ -18,11 +18,11 @@
 #include <jansson.h>
 #include "kernel/cgroup.h"
 #include "log.h"
+#include "paths.h"
 #include "kernel/probe.h"
 #include "probe.skel.h"
 
 #define SECURITYFS "/sys/kernel/security"
-#define BPFFS "/sys/fs/bpf"
 
 bool lsm_list_has(const char *list, const char *lsm)
 {
@@ -59,9 +59,9 @@ int mount_kernel_fs(void)
 		log_err("cannot mount securityfs on %s: %s\n", SECURITYFS, strerror(-err));
 		return err;
 	}
-	err = mount_if_absent(BPFFS, "bpf", BPF_FS_MAGIC);
+	err = mount_if_absent(PATH_BPFFS, "bpf", BPF_FS_MAGIC);
 	if (err)
-		log_err("cannot mount bpffs on %s: %s\n", BPFFS, strerror(-err));
+		log_err("cannot mount bpffs on %s: %s\n", PATH_BPFFS, strerror(-err));
 	return err;
 }
 

@@ -10,44 +10,12 @@
 
 int broker_frame_check(const void *buf, size_t len, size_t max, size_t *payload_len)
 {
-	const unsigned char *b = buf;
-	size_t n;
-
-	if (len < BROKER_HDR)
-		return 0;
-	n = (size_t)b[0] << 24 | (size_t)b[1] << 16 | (size_t)b[2] << 8 | b[3];
-	if (n > max)
-		return -EMSGSIZE;
-	if (!n)
-		return -EINVAL;
-	*payload_len = n;
-	return len - BROKER_HDR >= n ? 1 : 0;
+	return frame_check(buf, len, max, payload_len);
 }
 
 int broker_frame_encode(const json_t *doc, size_t max, char **out, size_t *outlen)
 {
-	size_t n = json_dumpb(doc, NULL, 0, JSON_COMPACT | JSON_SORT_KEYS);
-	char *buf;
-
-	*out = NULL;
-	if (!n)
-		return -ENOMEM;
-	if (n > max)
-		return -EMSGSIZE;
-	buf = malloc(BROKER_HDR + n);
-	if (!buf)
-		return -ENOMEM;
-	if (json_dumpb(doc, buf + BROKER_HDR, n, JSON_COMPACT | JSON_SORT_KEYS) != n) {
-		free(buf);
-		return -ENOMEM;
-	}
-	buf[0] = (char)(n >> 24);
-	buf[1] = (char)(n >> 16);
-	buf[2] = (char)(n >> 8);
-	buf[3] = (char)n;
-	*out = buf;
-	*outlen = BROKER_HDR + n;
-	return 0;
+	return frame_encode(doc, JSON_COMPACT | JSON_SORT_KEYS, max, out, outlen);
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct broker_error *err, const char *code,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The tool broker's protocol (docs/BROKER.md): frames of a 4-byte big-endian length and that
- * many bytes of JSON, as on the control socket. A request is {"id", "tool", "args"}; a reply
+ * The tool broker's protocol (docs/BROKER.md): frames (wire/frame.h) of JSON, as on the
+ * control socket. A request is {"id", "tool", "args"}; a reply
  * {"id", "ok": true, "exit", "stdout", "stderr", "truncated", "redacted"} or {"id", "ok": false,
  * "error": {"code", "message"}}. Nothing in a request names the caller: the socket does.
  */
@@ -12,9 +12,10 @@
 #include <stddef.h>
 #include <jansson.h>
 #include <linux/types.h>
+#include "wire/frame.h"
 #include "policy/tools.h"
 
-#define BROKER_HDR 4
+#define BROKER_HDR FRAME_HDR
 #define BROKER_REQUEST_MAX (2U << 20) /* request payload bytes: args up to 1 MiB, escaped */
 #define BROKER_REPLY_MAX (128U << 20) /* reply payload bytes: 2 x 16 MiB, escaped */
 #define BROKER_ARGS_MAX 32 /* arguments per call */
@@ -43,14 +44,8 @@ struct broker_request {
 	json_t *args; /* owned; never NULL after a successful parse */
 };
 
-/*
- * Framing. Given len buffered bytes, returns 1 with *payload_len set when a whole frame is
- * there, 0 when more bytes are needed, -EMSGSIZE when the header announces more than max,
- * -EINVAL when it announces 0.
- */
+/* frame_check(), and frame_encode() compact with the keys sorted. */
 int broker_frame_check(const void *buf, size_t len, size_t max, size_t *payload_len);
-/* Serialises doc (compact, keys sorted) as one frame of at most max payload bytes in a
- * malloc'ed buffer. Returns 0, -EMSGSIZE or -ENOMEM. */
 int broker_frame_encode(const json_t *doc, size_t max, char **out, size_t *outlen);
 
 /*

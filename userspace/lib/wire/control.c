@@ -67,47 +67,12 @@ static bool var_name_valid(const char *s)
 
 int control_frame_check(const void *buf, size_t len, size_t *payload_len)
 {
-	const unsigned char *b = buf;
-	size_t n;
-
-	if (len < CONTROL_HDR)
-		return 0;
-	n = (size_t)b[0] << 24 | (size_t)b[1] << 16 | (size_t)b[2] << 8 | b[3];
-	if (n > CONTROL_FRAME_MAX)
-		return -EMSGSIZE;
-	if (!n)
-		return -EINVAL;
-	*payload_len = n;
-	return len - CONTROL_HDR >= n ? 1 : 0;
+	return frame_check(buf, len, CONTROL_FRAME_MAX, payload_len);
 }
 
 int control_frame_encode(const json_t *doc, char **out, size_t *outlen)
 {
-	char *text = json_dumps(doc, JSON_COMPACT), *buf;
-	size_t n;
-
-	*out = NULL;
-	if (!text)
-		return -ENOMEM;
-	n = strlen(text);
-	if (n > CONTROL_FRAME_MAX) {
-		free(text);
-		return -EMSGSIZE;
-	}
-	buf = malloc(CONTROL_HDR + n);
-	if (!buf) {
-		free(text);
-		return -ENOMEM;
-	}
-	buf[0] = (char)(n >> 24);
-	buf[1] = (char)(n >> 16);
-	buf[2] = (char)(n >> 8);
-	buf[3] = (char)n;
-	memcpy(buf + CONTROL_HDR, text, n);
-	free(text);
-	*out = buf;
-	*outlen = CONTROL_HDR + n;
-	return 0;
+	return frame_encode(doc, JSON_COMPACT, CONTROL_FRAME_MAX, out, outlen);
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct control_error *err, const char *code,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The control protocol between agentctl and agentd (docs/CONTROL.md): frames of a 4-byte
- * big-endian length and that many bytes of JSON. Every field is checked here, before anyone
+ * The control protocol between agentctl and agentd (docs/CONTROL.md): frames (wire/frame.h)
+ * of at most CONTROL_FRAME_MAX bytes of JSON. Every field is checked here, before anyone
  * uses it; the daemon and the client only see validated structures.
  */
 #ifndef AGENTD_CONTROL_H
@@ -10,8 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
+#include "wire/frame.h"
 
-#define CONTROL_HDR 4
+#define CONTROL_HDR FRAME_HDR
 #define CONTROL_FRAME_MAX 65536 /* payload bytes */
 #define CONTROL_NAME_MAX 63 /* agent names: [a-z0-9][a-z0-9-]{0,62} */
 #define CONTROL_PATH_MAX 4095
@@ -79,13 +80,8 @@ const char *control_cmd_name(enum control_cmd cmd);
 /* Whether s is a valid agent name. */
 bool control_name_valid(const char *s);
 
-/*
- * Framing. Given len buffered bytes, returns 1 with *payload_len set when a whole frame is
- * there (CONTROL_HDR + *payload_len bytes), 0 when more bytes are needed, -EMSGSIZE when the
- * header announces more than CONTROL_FRAME_MAX, -EINVAL when it announces 0.
- */
+/* frame_check() and frame_encode() (compact) with the control protocol's limit. */
 int control_frame_check(const void *buf, size_t len, size_t *payload_len);
-/* Serialises doc (compact) as one frame in a malloc'ed buffer. Returns 0, -EMSGSIZE, -ENOMEM. */
 int control_frame_encode(const json_t *doc, char **out, size_t *outlen);
 
 /* Parses and validates one request payload. Returns 0, or -EINVAL with err filled (and

@@ -15,4 +15,10 @@ int unix_connect(const char *path);
  */
 int unix_listen(const char *path, mode_t mode, int backlog);
 
+/*
+ * sendmsg() of len bytes with fd (when fd >= 0) as SCM_RIGHTS; flags as send()'s. Returns the
+ * bytes sent (the fd goes with the first byte) or -errno.
+ */
+ssize_t unix_send_fd(int sock, const void *buf, size_t len, int fd, int flags);
+
 #endif
