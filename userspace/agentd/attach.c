@@ -48,6 +48,8 @@
 #include "kernel/mounts.h"
 #include "proxy.h"
 
+#define PF_EXITING 0x00000004 /* include/linux/sched.h: the task is in do_exit() */
+
 #define PASSES_MAX 100
 #define ANCESTRY_MAX 4096
 
@@ -531,6 +533,73 @@ static int holds_writable_cgroup(int pid, int *fd, char *name, size_t namesz)
 }
 
 /*
+ * Whether thread tid of process pid is exiting or dead. The kernel moves no exiting thread
+ * (cgroup_migrate_add_task() skips PF_EXITING; the cgroup.procs write still succeeds), and
+ * such a thread never runs another instruction of its own: left where it was, it escapes
+ * nothing.
+ */
+static bool thread_exiting(int pid, int tid)
+{
+	char path[96], buf[1024], *p, state;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT; /* reaped */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return false;
+	state = p[2];
+	/* After "pid (comm)": state is field 3, flags field 9. */
+	for (i = 3; p && i <= 9; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		flags = strtoul(p + 1, NULL, 10);
+	return state == 'Z' || state == 'X' || (flags & PF_EXITING);
+}
+
+/* 1 when a live thread of process pid is outside cgroup want (path below root), 0, or -errno. */
+static int threads_outside(const char *root, int pid, const char *want)
+{
+	char path[32], rel[PATH_MAX], cg[PATH_MAX + 8];
+	struct dirent *t;
+	int r = 0, tid;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while (!r && (t = readdir(dir))) {
+		if (!isdigit((unsigned char)t->d_name[0]))
+			continue;
+		tid = atoi(t->d_name);
+		if (thread_exiting(pid, tid))
+			continue;
+		r = cgroup_of_task(pid, tid, rel, sizeof(rel));
+		if (r == -ESRCH) {
+			r = 0;
+			continue;
+		}
+		if (!r && (size_t)snprintf(cg, sizeof(cg), "%s%s", root,
+					   strcmp(rel, "/") ? rel : "") >= sizeof(cg))
+			r = -ENAMETOOLONG;
+		if (!r)
+			r = strcmp(cg, want) != 0;
+	}
+	closedir(dir);
+	return r;
+}
+
+/*
  * After the move: no moved process holds a cgroup file open for writing, and each is still in
  * the agent's cgroup. Returns 0, or -EPERM (or -errno when the check itself failed) with m->why.
  */
@@ -562,6 +631,11 @@ static int check_moved(struct move *m)
 		/* Exiting as it was moved (the kernel moves no exiting task), then reaped: its
 		 * pid may name a new process by now, which was never moved. */
 		if (r == 0 && strcmp(cg, m->staging) && start_time(m->v[i].pid) != m->v[i].start)
+			continue;
+		/* Exiting as it was moved, not yet reaped: the process reads where its first
+		 * thread was; each live thread must be in the staging cgroup. */
+		if (r == 0 && strcmp(cg, m->staging) &&
+		    threads_outside(m->root, m->v[i].pid, m->staging) == 0)
 			continue;
 		if (r || strcmp(cg, m->staging)) {
 			snprintf(m->why, sizeof(m->why),

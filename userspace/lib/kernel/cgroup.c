@@ -110,13 +110,13 @@ static int pidfd_pid(int pidfd)
 	return p ? atoi(p + 5) : -1;
 }
 
-int cgroup_of_pid(pid_t pid, char *out, size_t outsz)
+/* The cgroup v2 line of a /proc cgroup file. */
+static int cgroup_of_file(const char *path, char *out, size_t outsz)
 {
-	char path[64], buf[4096], *line, *save = NULL;
+	char buf[4096], *line, *save = NULL;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -132,6 +132,22 @@ int cgroup_of_pid(pid_t pid, char *out, size_t outsz)
 			return 0;
 		}
 	return -ENOENT;
+}
+
+int cgroup_of_pid(pid_t pid, char *out, size_t outsz)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	return cgroup_of_file(path, out, outsz);
+}
+
+int cgroup_of_task(pid_t pid, pid_t tid, char *out, size_t outsz)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup", (int)pid, (int)tid);
+	return cgroup_of_file(path, out, outsz);
 }
 
 int cgroup_of_peer(int fd, pid_t *pid, uid_t *uid, char *cg, size_t cgsz)

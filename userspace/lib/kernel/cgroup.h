@@ -32,6 +32,9 @@ int cgroup_write(const char *path, const char *text);
  * in the caller's cgroup namespace). Returns 0, -ESRCH when there is no such process, or -errno.
  */
 int cgroup_of_pid(pid_t pid, char *out, size_t outsz);
+/* The same for one thread (tid) of process pid: threads of one process may be in different
+ * cgroups for a moment (an exiting one is never moved). */
+int cgroup_of_task(pid_t pid, pid_t tid, char *out, size_t outsz);
 
 /*
  * The cgroup v2 of the process at the other end of a connected unix socket: its path as
