@@ -3,6 +3,11 @@
  * The broker's root side: the agents' sockets, who is calling, the policy, the tools' runs,
  * the audit. It never parses an agent's raw bytes (the worker does) and never blocks: the
  * channel to the worker, the sockets and the runs are fds in the daemon's loop.
+ *
+ * Over 800 lines, kept whole for now: connections, calls, tool runs and the agents' sockets
+ * share struct broker, bagent, bconn and call, whose lifetimes (a call outliving its connection,
+ * a connection outliving a reload) are checked here in one place. The tool runner itself is
+ * broker_exec.c; the next split is the run's preparation (env, secrets, ruleset: start_run()).
  */
 #include <dirent.h>
 #include <errno.h>
