@@ -18,6 +18,8 @@
  *   outside    agentd running, a task of no agent
  *   inside_cg  agentd running, placed in the agent's cgroup by clone3() (no seccomp filter, no
  *              capability limit): the BPF part of an agent's cost
+ *   inside_sc  inside_cg, the loop under a seccomp filter that allows everything (one
+ *              instruction): what any filter costs, whatever its layout
  *   inside     agentd running, through "agentctl run" (seccomp filter and all): what an agent pays
  *   inside_alt with -a AGENTCTL: inside, through another build's agentctl (VM_STAGE puts one at
  *              /agentd/extra/NAME): two builds of the layers agentctl run adds, in one boot
@@ -47,6 +49,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include "common.h"
 #include "kernel/cgroup.h"
 
@@ -64,10 +68,10 @@
 #define MAX_HOOKS 16
 
 enum loop { OPEN_WS, OPEN_WS5, OPEN_WS17, OPEN_MNT, STAT, CONNECT, EXEC, NLOOP };
-enum cond { NONE, FLOOR, OUTSIDE, INSIDE_CG, INSIDE, INSIDE_ALT, NCOND };
+enum cond { NONE, FLOOR, OUTSIDE, INSIDE_CG, INSIDE_SC, INSIDE, INSIDE_ALT, NCOND };
 
-static const char *const cond_names[NCOND] = { "none",	    "floor",  "outside",
-					       "inside_cg", "inside", "inside_alt" };
+static const char *const cond_names[NCOND] = { "none",	    "floor",  "outside",   "inside_cg",
+					       "inside_sc", "inside", "inside_alt" };
 static const char *alt_agentctl;
 
 static char ws17_dir[200], ws17[256];
@@ -113,12 +117,26 @@ static void fixtures_paths(void)
 	inet_pton(AF_INET, "192.0.2.1", &udp_dest.sin_addr);
 }
 
+/* A seccomp filter that allows every call: the cost of having one. */
+static int seccomp_allow_all(void)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { .len = 1, .filter = &allow };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
 /* The loop itself, in the process exec'd for it: prints ns per operation. */
-static int loop_main(const char *name, int ops)
+static int loop_main(const char *name, int ops, bool filter)
 {
 	struct timespec a, b;
 
 	fixtures_paths();
+	if (filter && seccomp_allow_all()) {
+		perror("bench_e2e: seccomp");
+		return 1;
+	}
 	for (int l = 0; l < NLOOP; l++) {
 		if (strcmp(loops[l].name, name))
 			continue;
@@ -222,7 +240,9 @@ static int run_capture(char *const argv[], int cg_fd, char *out, size_t outsz)
 static double run_loop(int l, enum cond c, int ops)
 {
 	char n[16], out[256];
-	char *loop_argv[] = { SELF, "loop", (char *)loops[l].name, n, NULL };
+	char *loop_argv[] = {
+		SELF, "loop", (char *)loops[l].name, n, c == INSIDE_SC ? "seccomp" : NULL, NULL
+	};
 	char *run_argv[] = { c == INSIDE_ALT ? (char *)alt_agentctl : AGENTCTL,
 			     "run",
 			     AGENT,
@@ -235,7 +255,8 @@ static double run_loop(int l, enum cond c, int ops)
 	int cg_fd = -1, err;
 
 	snprintf(n, sizeof(n), "%d", ops);
-	if (c == INSIDE_CG && (cg_fd = open(AGENT_CG, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((c == INSIDE_CG || c == INSIDE_SC) &&
+	    (cg_fd = open(AGENT_CG, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
 	err = run_capture(c >= INSIDE ? run_argv : loop_argv, cg_fd, out, sizeof(out));
 	if (cg_fd >= 0)
@@ -420,7 +441,8 @@ static int profile(void)
 	}
 	for (int l = 0; l < NLOOP && !err; l++)
 		for (enum cond c = OUTSIDE; c <= INSIDE && !err; c++)
-			err = profile_loop(vmlinux, l, c);
+			if (c != INSIDE_SC)
+				err = profile_loop(vmlinux, l, c);
 	close(stats_fd);
 	btf__free(vmlinux);
 	for (int l = 0; l < NLOOP; l++) {
@@ -496,18 +518,18 @@ static double median(int l, enum cond c)
 
 static void report(void)
 {
-	printf("BENCH e2e %-9s %10s %6s %7s %9s %6s %10s  %-28s %s\n", "loop", "none", "floor",
-	       "outside", "inside_cg", "inside", "inside_alt", "goal: outside <= floor+0.005",
-	       "goal: inside (agentctl run)");
+	printf("BENCH e2e %-9s %10s %6s %7s %9s %9s %6s %10s  %-28s %s\n", "loop", "none", "floor",
+	       "outside", "inside_cg", "inside_sc", "inside", "inside_alt",
+	       "goal: outside <= floor+0.005", "goal: inside (agentctl run)");
 	for (int l = 0; l < NLOOP; l++) {
 		double none = median(l, NONE), q[NCOND];
 
 		for (enum cond c = FLOOR; c < NCOND; c++)
 			q[c] = median(l, c) / none;
-		printf("BENCH e2e %-9s %10.0f %6.3f %7.3f %9.3f %6.3f %10.3f  %-3s (%5.3f <= %5.3f)"
-		       "%9s %-3s (%5.3f <= %4.2f)\n",
-		       loops[l].name, none, q[FLOOR], q[OUTSIDE], q[INSIDE_CG], q[INSIDE],
-		       alt_agentctl ? q[INSIDE_ALT] : 0,
+		printf("BENCH e2e %-9s %10.0f %6.3f %7.3f %9.3f %9.3f %6.3f %10.3f  %-3s (%5.3f <= "
+		       "%5.3f)%9s %-3s (%5.3f <= %4.2f)\n",
+		       loops[l].name, none, q[FLOOR], q[OUTSIDE], q[INSIDE_CG], q[INSIDE_SC],
+		       q[INSIDE], alt_agentctl ? q[INSIDE_ALT] : 0,
 		       q[OUTSIDE] <= q[FLOOR] + 0.005 ? "met" : "NOT", q[OUTSIDE], q[FLOOR] + 0.005,
 		       "", q[INSIDE] <= loops[l].goal_inside ? "met" : "NOT", q[INSIDE],
 		       loops[l].goal_inside);
@@ -540,8 +562,8 @@ int main(int argc, char **argv)
 {
 	int opt, div = 1;
 
-	if (argc == 4 && !strcmp(argv[1], "loop"))
-		return loop_main(argv[2], atoi(argv[3]));
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "loop"))
+		return loop_main(argv[2], atoi(argv[3]), argc == 5);
 	while ((opt = getopt(argc, argv, "r:d:a:")) != -1) {
 		if (opt == 'a')
 			alt_agentctl = optarg;
