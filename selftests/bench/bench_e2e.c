@@ -339,10 +339,6 @@ static int agentd_stop(void)
 		fprintf(stderr, "bench_e2e: rmdir %s: %m\n", AGENT_CG);
 		return -1;
 	}
-	/* The kernel frees the detached programs and trampolines later (RCU): on one vCPU that
-	 * work would land in the next loop measured (6.12's first loop after a teardown showed
-	 * it). Idle time passes no instructions on the instruction clock. */
-	sleep(2);
 	return 0;
 }
 
