@@ -258,8 +258,9 @@ bench: deps
 	$(Q)echo "== host: a C build inside the coding agent against outside (selftests/bench/bench_session.sh)"
 	$(Q)selftests/bench/bench_session.sh 5
 	$(Q)echo "== VM: open+close, stat, exec and connect under the policy (selftests/bench/bench_open.c), and lsm/ against"
-	$(Q)echo "   lsm_cgroup/ attachment (selftests/bench/bench_lsm_cgroup.c)"
-	$(Q)VM_TIMEOUT=2400 selftests/vm/vm.sh bench
+	$(Q)echo "   lsm_cgroup/ attachment (selftests/bench/bench_lsm_cgroup.c); end to end, agentd as a daemon and an agent"
+	$(Q)echo "   through agentctl run, each ratio against issue 26's goals (selftests/bench/bench_e2e.c)"
+	$(Q)VM_TIMEOUT=3600 selftests/vm/vm.sh bench
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

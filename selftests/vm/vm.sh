@@ -11,7 +11,8 @@
 # e.g. "-o omit-deny-rule"), VM_APPEND (extra kernel command line), VM_STAGE (more host binaries
 # for run: "FILE:NAME ...", each at /agentd/extra/NAME, e.g. another build's bench_open to run
 # against this one in the same boot), VM_CLOCK (bench: "icount", the default, or "wall"),
-# VM_BENCH_ARGS (bench_open's options, bench only), VM_QEMU_ARGS (more QEMU options),
+# VM_BENCH_ARGS (bench_open's options, bench only), VM_E2E_ARGS (bench_e2e's, bench only),
+# VM_BENCH (bench: which of "open lsm_cgroup e2e" to run, default all), VM_QEMU_ARGS (more QEMU options),
 # CI (=true: cannot run -> FAIL).
 set -euo pipefail
 
@@ -77,7 +78,8 @@ build_initramfs() {
 	printf '#!/bin/sh\n%s\n' "${VM_CMD:-true}" >"$stage/agentd/run.sh"
 	chmod 0755 "$stage/agentd/run.sh"
 	for b in agentd agentctl agentd-worker agent-tool; do stage_binary "$top/build/$b" "agentd/$b"; done
-	for b in test_kernel bench_open bench_lsm_cgroup; do
+	install -D -m 0644 "$top/policies/base/linux-userland.json" "$stage/agentd/policies/base/linux-userland.json"
+	for b in test_kernel bench_open bench_lsm_cgroup bench_e2e; do
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
 	done
 	for b in ${VM_STAGE:-}; do stage_binary "${b%%:*}" "agentd/extra/${b#*:}"; done
@@ -103,13 +105,18 @@ esac
 # emulation's wall clock swings by more than the effects measured (docs/PERFORMANCE.md).
 # icount runs one vCPU (a 6.1 guest with two hung at boot under it). wall: emulation's own time.
 VM_CLOCK=${VM_CLOCK:-icount}
+VM_BENCH=${VM_BENCH:-open lsm_cgroup e2e}
 case $mode:$VM_CLOCK in
 bench:icount)
 	VM_SMP=1
 	VM_QEMU_ARGS="-icount shift=0,sleep=off ${VM_QEMU_ARGS:-}"
 	VM_BENCH_ARGS=${VM_BENCH_ARGS:--r 5}
+	VM_E2E_ARGS=${VM_E2E_ARGS:--r 5}
 	;;
-bench:wall) VM_BENCH_ARGS=${VM_BENCH_ARGS:-} ;;
+bench:wall)
+	VM_BENCH_ARGS=${VM_BENCH_ARGS:-}
+	VM_E2E_ARGS=${VM_E2E_ARGS:-}
+	;;
 bench:*)
 	echo "vm.sh: VM_CLOCK is icount or wall, not \"$VM_CLOCK\"" >&2
 	exit 2
@@ -172,7 +179,8 @@ main() {
 			# Each kernel in its own guest, side by side: on the instruction clock
 			# the other's load changes nothing measured.
 			args=${VM_BENCH_ARGS:-}
-			boot "$vmlinuz" "$log" "agentd.mode=bench agentd.args=${args// /,} ${VM_APPEND:-}" &
+			e2e=${VM_E2E_ARGS:-}
+			boot "$vmlinuz" "$log" "agentd.mode=bench agentd.args=${args// /,} agentd.e2e=${e2e// /,} agentd.bench=${VM_BENCH// /,} ${VM_APPEND:-}" &
 			bench_logs+=("$series:$log")
 			[ "$VM_CLOCK" = icount ] || wait
 			continue
@@ -214,7 +222,7 @@ bench_results() {
 	[ "$mode" = bench ] || return 0
 	wait
 	for entry in "${bench_logs[@]}"; do
-		echo "vm: ${entry%%:*}: clock $VM_CLOCK (${VM_QEMU_ARGS:-no QEMU options}), bench_open ${VM_BENCH_ARGS:-}" >&2
+		echo "vm: ${entry%%:*}: clock $VM_CLOCK (${VM_QEMU_ARGS:-no QEMU options}), $VM_BENCH, bench_open ${VM_BENCH_ARGS:-}, bench_e2e ${VM_E2E_ARGS:-}" >&2
 		console "${entry#*:}" | grep -E '^(BENCH|FAIL) ' | sed "s#^#vm-${entry%%:*} #"
 		results "${entry%%:*}" "${entry#*:}" | grep -v '^PASS' || true
 	done

@@ -253,6 +253,13 @@ int sandbox_seccomp_load(const struct sandbox_seccomp *s)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if (!err && s->log && seccomp_api_get() >= 3)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1);
+#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 5)
+	/* A binary search on the syscall number instead of a linear list: every system call of the
+	 * agent runs the filter, and most are allowed ones that would otherwise pass every test of
+	 * the list (docs/PERFORMANCE.md has the measured difference). */
+	if (!err)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+#endif
 	if (!err)
 		err = deny_list(ctx, sandbox_seccomp_denied);
 	if (!err && !s->io_uring)
