@@ -46,6 +46,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "kernel/mounts.h"
+#include "kernel/procfs.h"
 #include "proxy.h"
 
 #define PF_EXITING 0x00000004 /* include/linux/sched.h: the task is in do_exit() */
@@ -175,22 +176,15 @@ static int ptab_cmp(const void *a, const void *b)
 /* The parent of pid, or -1; its state letter in *state when state is not NULL. */
 static int read_stat(int pid, char *state)
 {
-	char path[64], buf[512], *p, st = '?';
-	int fd, ppid = -1;
-	ssize_t n;
+	char path[64], buf[512], st = '?';
+	const char *p;
+	int ppid = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* "pid (comm) state ppid ...": comm may hold anything, ')' included. */
-	p = strrchr(buf, ')');
-	if (p && sscanf(p + 1, " %c %d", &st, &ppid) != 2)
+	p = procfs_stat_fields(buf);
+	if (p && sscanf(p, "%c %d", &st, &ppid) != 2)
 		ppid = -1;
 	if (state)
 		*state = st;
@@ -276,29 +270,27 @@ struct move {
 };
 
 /* Field 22 of /proc/PID/stat, the process's start time; 0 when it cannot be read. */
+/* Field n (3 and above) of a /proc/.../stat line, as a number; 0 when there is none. */
+static unsigned long long stat_field(const char *line, int n)
+{
+	const char *p = procfs_stat_fields(line);
+	int i;
+
+	for (i = 3; p && i < n; i++) {
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	return p ? strtoull(p, NULL, 10) : 0;
+}
+
 static unsigned long long start_time(int pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd, i;
+	char path[64], buf[1024];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* After "pid (comm)": state is field 3, start time field 22. */
-	for (i = 3; p && i <= 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtoull(p + 1, NULL, 10);
-	return t;
+	return stat_field(buf, 22);
 }
 
 static int remember(struct move *m, int pid, const char *from)
@@ -540,30 +532,18 @@ static int holds_writable_cgroup(int pid, int *fd, char *name, size_t namesz)
  */
 static bool thread_exiting(int pid, int tid)
 {
-	char path[96], buf[1024], *p, state;
-	unsigned long flags = 0;
+	char path[96], buf[1024];
+	const char *fields;
 	ssize_t n;
-	int fd, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT; /* reaped */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
+	n = procfs_read(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -ENOENT || n == -ESRCH; /* reaped */
+	fields = procfs_stat_fields(buf);
+	if (!fields)
 		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return false;
-	state = p[2];
-	/* After "pid (comm)": state is field 3, flags field 9. */
-	for (i = 3; p && i <= 9; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		flags = strtoul(p + 1, NULL, 10);
-	return state == 'Z' || state == 'X' || (flags & PF_EXITING);
+	return fields[0] == 'Z' || fields[0] == 'X' || (stat_field(buf, 9) & PF_EXITING);
 }
 
 /* 1 when a live thread of process pid is outside cgroup want (path below root), 0, or -errno. */

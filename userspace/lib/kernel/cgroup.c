@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/sched.h>
 #include "kernel/cgroup.h"
+#include "kernel/procfs.h"
 #include "kernel/mounts.h"
 
 #ifndef SO_PEERPIDFD
@@ -94,18 +95,10 @@ int cgroup_write(const char *path, const char *text)
 static int pidfd_pid(int pidfd)
 {
 	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	p = strstr(buf, "\nPid:");
 	return p ? atoi(p + 5) : -1;
 }
@@ -114,17 +107,10 @@ static int pidfd_pid(int pidfd)
 static int cgroup_of_file(const char *path, char *out, size_t outsz)
 {
 	char buf[4096], *line, *save = NULL;
-	ssize_t n;
-	int fd;
+	ssize_t n = procfs_read(path, buf, sizeof(buf));
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		if (!strncmp(line, "0::", 3)) {
 			if ((size_t)snprintf(out, outsz, "%s", line + 3) >= outsz)
