@@ -223,6 +223,22 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 	return -err;
 }
 
+/* A thread with the lock and condition it shares with the writer; nothing is left on failure. */
+static int start_locked_thread(pthread_t *t, pthread_mutex_t *lock, pthread_cond_t *cond,
+			       void *(*fn)(void *), void *arg)
+{
+	int err;
+
+	pthread_mutex_init(lock, NULL);
+	pthread_cond_init(cond, NULL);
+	err = start_thread(t, fn, arg);
+	if (err) {
+		pthread_mutex_destroy(lock);
+		pthread_cond_destroy(cond);
+	}
+	return err;
+}
+
 static void *commit_thread(void *arg)
 {
 	struct committer *c = arg;
@@ -254,14 +270,9 @@ static int committer_start(struct committer *c, bool no_sync, int (*sync)(int fd
 
 	c->no_sync = no_sync;
 	c->sync = sync;
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->cond, NULL);
-	err = start_thread(&c->thread, commit_thread, c);
-	if (err) {
-		pthread_mutex_destroy(&c->lock);
-		pthread_cond_destroy(&c->cond);
+	err = start_locked_thread(&c->thread, &c->lock, &c->cond, commit_thread, c);
+	if (err)
 		return err;
-	}
 	c->running = true;
 	return 0;
 }
@@ -621,14 +632,9 @@ static int compressor_start(struct compressor *c, int dirfd, const char *name)
 		c->dirfd = dirfd;
 		c->head = c->tail = 0;
 		c->stop = false;
-		pthread_mutex_init(&c->lock, NULL);
-		pthread_cond_init(&c->cond, NULL);
-		err = start_thread(&c->thread, compress_thread, c);
-		if (err) {
-			pthread_mutex_destroy(&c->lock);
-			pthread_cond_destroy(&c->cond);
+		err = start_locked_thread(&c->thread, &c->lock, &c->cond, compress_thread, c);
+		if (err)
 			return err;
-		}
 		c->running = true;
 	}
 	pthread_mutex_lock(&c->lock);
