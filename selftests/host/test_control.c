@@ -262,6 +262,9 @@ TEST(agent_add_ls_rm)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", "--json", NULL), 0);
 	if (strstr(out, "t-one") || !strstr(out, "t-two"))
 		FAIL("agent ls after rm: %s", out);
+	/* A name of digits alone would read as an id in audit filters (--agent): refused. */
+	ASSERT(add_agent(e, "123") != 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "info", "123", NULL), 1);
 	/* Bad input is a usage error before any request. */
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "Bad_Name", "--policy", e->policy,
 			       NULL),

@@ -563,6 +563,14 @@ static json_t *do_add(struct daemon *d, const struct control_request *req)
 
 	if (find(d, req->name))
 		return error(req, CONTROL_E_EXISTS, "agent %s exists", req->name);
+	/* --agent of the audit filters takes a name or an id: a name of digits alone would also
+	 * find the records of every agent that had that id. (Agents of such names from before are
+	 * still re-adopted.) */
+	if (strspn(req->name, "0123456789") == strlen(req->name))
+		return error(req, CONTROL_E_REQUEST,
+			     "agent name %s is digits alone, which audit filters read as an agent "
+			     "id: add a letter",
+			     req->name);
 	if (id < 0)
 		return error(req, CONTROL_E_LIMIT, "no agent id left (at most %d agents)",
 			     AGENTD_MAX_AGENTS - 1);
