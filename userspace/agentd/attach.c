@@ -269,7 +269,6 @@ struct move {
 	char why[1024];
 };
 
-/* Field 22 of /proc/PID/stat, the process's start time; 0 when it cannot be read. */
 /* Field n (3 and above) of a /proc/.../stat line, as a number; 0 when there is none. */
 static unsigned long long stat_field(const char *line, int n)
 {
@@ -283,6 +282,7 @@ static unsigned long long stat_field(const char *line, int n)
 	return p ? strtoull(p, NULL, 10) : 0;
 }
 
+/* Field 22 of /proc/PID/stat, the process's start time; 0 when it cannot be read. */
 static unsigned long long start_time(int pid)
 {
 	char path[64], buf[1024];
