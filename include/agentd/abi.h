@@ -62,6 +62,8 @@
 /* Decisions (event .decision). */
 #define AGENTD_DECISION_ALLOW 0
 #define AGENTD_DECISION_DENY 1
+/* Shadow mode (AGENTD_AGENT_SHADOW): the agent's own rules denied, the operation went on. */
+#define AGENTD_DECISION_WOULD_DENY 2
 
 /* Why (event .reason). Never reuse a number. */
 #define AGENTD_REASON_RULE 1 /* the most specific rule (rule_id) decided */
@@ -217,6 +219,9 @@ _Static_assert(sizeof(struct agentd_verdict) == 16, "agentd_verdict layout");
 #define AGENTD_AGENT_ALLOW_DEVICES (1U << 4) /* mknod of character and block devices */
 /* ICMP echo ("ping") sockets: SOCK_DGRAM with IPPROTO_ICMP or IPPROTO_ICMPV6 (bpf/inet.bpf.h) */
 #define AGENTD_AGENT_ALLOW_ICMP (1U << 5)
+/* Shadow mode: a deny by the agent's own rules is recorded as AGENTD_DECISION_WOULD_DENY and the
+ * operation proceeds; structural network deny and self-protection stay enforced. */
+#define AGENTD_AGENT_SHADOW (1U << 6)
 
 struct agentd_agent_config {
 	__u32 generation;
@@ -468,6 +473,8 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 #define AGENTD_REASON_REROUTE 21
 /* The destination or the control messages could not be read: fail closed. */
 #define AGENTD_REASON_UNREADABLE 22
+/* Allowed by a time-limited grant (agentctl grant) where the agent's rules alone deny. */
+#define AGENTD_REASON_GRANT 23
 
 /*
  * Containment (contain.bpf.c, docs/ARCHITECTURE.md): capabilities, tasks outside the agent,
