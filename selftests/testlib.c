@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <netinet/in.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -736,4 +737,23 @@ void test_daemon_add(const struct test_daemon *d, const char *name, const char *
 		FAIL("agent add %s: exit %d: %s", name, status, out);
 	if (cg)
 		snprintf(cg, cgsz, "%s/%s", d->cgroup, name);
+}
+
+struct proc *test_audit_follower(const char *audit_dir)
+{
+	char *argv[] = { "agentctl", "audit", "follow", "--dir", (char *)audit_dir, NULL };
+	char live[PATH_MAX + 16], ev[sizeof(struct inotify_event) + NAME_MAX + 1];
+	struct pollfd pfd = { .events = POLLIN };
+	struct proc *p;
+
+	snprintf(live, sizeof(live), "%s/audit.log", audit_dir);
+	pfd.fd = inotify_init1(IN_CLOEXEC);
+	ASSERT_OK(pfd.fd);
+	ASSERT_OK(inotify_add_watch(pfd.fd, live, IN_OPEN));
+	p = proc_start(argv);
+	/* agentd has the log open already, so the first open is the follower's. */
+	if (poll(&pfd, 1, 10000) != 1 || read(pfd.fd, ev, sizeof(ev)) <= 0)
+		FAIL("agentctl audit follow did not open %s", live);
+	close(pfd.fd);
+	return p;
 }

@@ -70,6 +70,9 @@ const char *proc_wait_line(struct proc *p, int timeout_ms, const char *const nee
 #define TEST_READY_MS 60000
 /* Signals the process and returns its exit status as from waitpid(). */
 int proc_stop(struct proc *p, int sig);
+/* agentctl audit follow --dir audit_dir, reading from the end of the log: started, and waited
+ * for until it has opened the log (inotify tells), so that no record after this is missed. */
+struct proc *test_audit_follower(const char *audit_dir);
 
 /* Runs fn(arg) in a child placed in the cgroup at path from its first instruction (or outside
  * any agent when path is NULL); fn's return value is the child's exit status. Returns it, and

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/futex.h>
-#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -354,23 +353,9 @@ static int proxy_of(const char *name, char *url, size_t urlsz)
 	return atoi(p + 17);
 }
 
-/* agentctl audit follow, reading from the end of the log: started, and waited for until it has
- * opened the log (inotify tells), so that no record after this is missed. */
 static void start_follower(struct px *e)
 {
-	char *argv[] = { "agentctl", "audit", "follow", "--dir", e->audit, NULL };
-	char live[PATH_MAX + 16], ev[sizeof(struct inotify_event) + NAME_MAX + 1];
-	struct pollfd pfd = { .events = POLLIN };
-
-	snprintf(live, sizeof(live), "%s/audit.log", e->audit);
-	pfd.fd = inotify_init1(IN_CLOEXEC);
-	ASSERT_OK(pfd.fd);
-	ASSERT_OK(inotify_add_watch(pfd.fd, live, IN_OPEN));
-	e->follow = proc_start(argv);
-	/* agentd has the log open already, so the first open is the follower's. */
-	if (poll(&pfd, 1, 10000) != 1 || read(pfd.fd, ev, sizeof(ev)) <= 0)
-		FAIL("agentctl audit follow did not open %s", live);
-	close(pfd.fd);
+	e->follow = test_audit_follower(e->audit);
 }
 
 static const char *const HOSTS =
