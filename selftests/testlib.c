@@ -10,7 +10,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
@@ -756,4 +759,35 @@ struct proc *test_audit_follower(const char *audit_dir)
 		FAIL("agentctl audit follow did not open %s", live);
 	close(pfd.fd);
 	return p;
+}
+
+static void ifreq_ioctl(int fd, unsigned long req, struct ifreq *ifr)
+{
+	if (ioctl(fd, req, ifr))
+		FAIL("ioctl %#lx on %s: %s", req, ifr->ifr_name, strerror(errno));
+}
+
+void test_netns(const char *const addrs[], size_t n)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	size_t i;
+	int fd;
+
+	if (unshare(CLONE_NEWNET))
+		FAIL("unshare(CLONE_NEWNET): %s", strerror(errno));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_OK(fd);
+	ifreq_ioctl(fd, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP;
+	ifreq_ioctl(fd, SIOCSIFFLAGS, &ifr);
+	for (i = 0; i < n; i++) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo:%u", (unsigned char)(i + 1));
+		sin->sin_family = AF_INET;
+		if (inet_pton(AF_INET, addrs[i], &sin->sin_addr) != 1)
+			FAIL("bad address %s", addrs[i]);
+		ifreq_ioctl(fd, SIOCSIFADDR, &ifr);
+	}
+	close(fd);
 }

@@ -44,40 +44,16 @@ static const char tools_json[] =
 	"           \"port\": {\"type\": \"integer\"}}}\n"
 	"]}\n";
 
-static void ifreq_ioctl(int fd, unsigned long req, struct ifreq *ifr)
-{
-	if (ioctl(fd, req, ifr))
-		FAIL("ioctl %#lx on %s: %s", req, ifr->ifr_name, strerror(errno));
-}
-
 /* This test's network and mount namespaces: lo up with the test's addresses, its resolv.conf. */
 static void own_net(const char *dir)
 {
-	const char *addrs[][2] = { { "lo:1", PUBLIC_ADDR },
-				   { "lo:2", PRIVATE_ADDR },
-				   { "lo:3", RESOLVER_ADDR } };
-	struct ifreq ifr = { .ifr_name = "lo" };
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	static const char *const addrs[] = { PUBLIC_ADDR, PRIVATE_ADDR, RESOLVER_ADDR };
 	char resolv[PATH_MAX];
-	size_t i;
-	int fd;
 
-	if (unshare(CLONE_NEWNET | CLONE_NEWNS))
+	if (unshare(CLONE_NEWNS))
 		FAIL("unshare: %s", strerror(errno));
 	ASSERT_OK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ASSERT_OK(fd);
-	ifreq_ioctl(fd, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	ifreq_ioctl(fd, SIOCSIFFLAGS, &ifr);
-	for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", addrs[i][0]);
-		sin->sin_family = AF_INET;
-		inet_pton(AF_INET, addrs[i][1], &sin->sin_addr);
-		ifreq_ioctl(fd, SIOCSIFADDR, &ifr);
-	}
-	close(fd);
+	test_netns(addrs, 3);
 	snprintf(resolv, sizeof(resolv), "%s/resolv.conf", dir);
 	test_write(resolv, "# the test's\nnameserver " RESOLVER_ADDR "\nnameserver ::1\n", 0644);
 	if (mount(resolv, "/etc/resolv.conf", NULL, MS_BIND, NULL))
