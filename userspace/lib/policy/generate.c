@@ -354,20 +354,13 @@ static int add_conn(struct gen *g, const char *cidr, const char *proto, __u16 po
 	return 1;
 }
 
-/* The protocol a connect record shows (detail protocol=6|17), "any" when it does not say. */
-static const char *conn_proto(const char *op, const char *detail)
+/* A datagram's record is UDP; a connect record does not say which protocol connected. */
+static const char *conn_proto(const char *op)
 {
-	unsigned long p;
-
-	if (!strncmp(op, "sendmsg", 7))
-		return "udp";
-	if (detail_num(detail, "protocol", 10, &p) && (p == 6 || p == 17))
-		return p == 6 ? "tcp" : "udp";
-	return "any";
+	return strncmp(op, "sendmsg", 7) ? "any" : "udp";
 }
 
-static int net_record(struct gen *g, const char *op, const json_t *obj, const char *detail,
-		      const char *reason)
+static int net_record(struct gen *g, const char *op, const json_t *obj, const char *reason)
 {
 	const char *addr = str_at(obj, "addr");
 	json_int_t port = json_integer_value(json_object_get(obj, "port"));
@@ -397,7 +390,7 @@ static int net_record(struct gen *g, const char *op, const json_t *obj, const ch
 	if (port < 1 || port > 65535)
 		return skip(g, op, what, "no port in the record");
 	snprintf(cidr, sizeof(cidr), "%s/%d", addr, v4 ? 32 : 128);
-	return add_conn(g, cidr, conn_proto(op, detail), port);
+	return add_conn(g, cidr, conn_proto(op), port);
 }
 
 static int sock_record(struct gen *g, const char *op, const char *detail, const char *reason)
@@ -452,7 +445,7 @@ int gen_record(struct gen *g, const json_t *rec)
 	if ((!strcmp(kind, "file") || !strcmp(kind, "exec")) && json_is_object(obj))
 		return file_record(g, op, obj, detail, reason);
 	if (!strcmp(kind, "net") && json_is_object(obj))
-		return net_record(g, op, obj, detail, reason);
+		return net_record(g, op, obj, reason);
 	if (!strcmp(kind, "sock"))
 		return sock_record(g, op, detail, reason);
 	if (!strcmp(kind, "self"))
