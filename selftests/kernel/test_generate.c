@@ -105,7 +105,7 @@ static int read_file(const char *dir, const char *name)
 /* 0, or the exec's errno (127 + it: the child exits with it). */
 static int run_program(const char *path)
 {
-	char *argv[] = { (char *)path, "true", NULL };
+	char *argv[] = { "true", NULL }; /* busybox runs the applet argv[0] names */
 	pid_t pid = fork();
 	int status;
 
@@ -182,6 +182,25 @@ static size_t denies(const struct test_daemon *d)
 	return count_lines(out);
 }
 
+static int knock(void *arg)
+{
+	return connect_to(METADATA4, *(int *)arg);
+}
+
+/* One denial at a time until follow prints one: records made before it subscribed pass it by. */
+static void subscribed(struct proc *follow, const char *cg)
+{
+	const char *needles[] = { "\"addr\":\"" METADATA4 "\"", "\"port\":39999}", NULL };
+	int i, port = 39999;
+
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(run_in_cgroup(cg, knock, &port, NULL), EPERM);
+		if (proc_wait_line(follow, 200, needles))
+			return;
+	}
+	FAIL("agentctl audit follow printed no record: %s", follow->buf);
+}
+
 /* Runs the session, then waits until its closing record is in the log. */
 static int run_round(const struct test_daemon *d, struct proc *follow, const char *cg,
 		     struct session *s)
@@ -211,6 +230,13 @@ static void dump_log(const struct test_daemon *d)
 		fprintf(stderr, "fixture: %s\n", line);
 }
 
+/* The guest has no /etc: the attack's target is made for the test. */
+static void remove_etc(void *arg)
+{
+	(void)arg;
+	rmdir("/etc");
+}
+
 static void setup(struct session *s, struct test_daemon *d, char *policy, size_t policysz)
 {
 	char path[PATH_MAX + 32];
@@ -233,6 +259,8 @@ static void setup(struct session *s, struct test_daemon *d, char *policy, size_t
 	test_copy("/bin/busybox", path, 0755);
 	snprintf(path, sizeof(path), "%s/bin/other", s->dir);
 	test_copy("/bin/busybox", path, 0755);
+	if (!mkdir("/etc", 0755))
+		test_defer(remove_etc, NULL);
 	if (access("/etc/shadow", F_OK)) {
 		test_write("/etc/shadow", "root:*:1::::::\n", 0600);
 		test_unlink_at_end("/etc/shadow");
@@ -274,6 +302,7 @@ TEST(generate_from_a_session_runs_it_with_no_deny_and_keeps_the_attacks_denied)
 	test_daemon_add(&d, "t", policy, cg, sizeof(cg));
 	char *argv[] = { "agentctl", "audit", "follow", "--agent", "t", "--kind", "net", NULL };
 	follow = proc_start(argv);
+	subscribed(follow, cg);
 
 	fails = run_round(&d, follow, cg, &s);
 	dump_log(&d);

@@ -277,7 +277,8 @@ TEST(generate_widens_the_current_rule_and_loads_as_a_policy)
 	g = gen_new(cur, "t", &o);
 	ASSERT(g);
 	ASSERT_EQ(feed(g, file_rec("file_open", f, "reason=rule need=0x2 have=0x1")), 1);
-	ASSERT_EQ(feed(g, file_rec("path_mkdir", "/tmp", "reason=no-rule need=0x8 have=0x0")), 1);
+	ASSERT_EQ(feed(g, file_rec("path_mkdir", "/tmp/new", "reason=no-rule need=0x8 have=0x0")),
+		  1);
 	ASSERT_EQ(feed(g, file_rec("bprm_check_security", "/bin/true",
 				   "reason=no-rule need=0x4 have=0x0")),
 		  1);

@@ -286,6 +286,21 @@ static int add_exec(struct gen *g, const char *path)
 	return e[g->nexec++] ? 1 : -ENOMEM;
 }
 
+static void parent_of(const char *p, char *buf, size_t bufsz)
+{
+	const char *slash = strrchr(p, '/');
+	size_t n = slash == p ? 1 : (size_t)(slash - p);
+
+	snprintf(buf, bufsz, "%.*s", (int)n, p);
+}
+
+/* A record of a new name is the new name's: the right it needs is its directory's. */
+static bool creates(const char *op)
+{
+	return !strcmp(op, "path_mknod") || !strcmp(op, "path_mkdir") ||
+	       !strcmp(op, "path_symlink");
+}
+
 /* Reasons a grant answers: a rule gave too little, or none covered the object. */
 static bool reason_grantable(const char *reason)
 {
@@ -310,6 +325,7 @@ static int file_record(struct gen *g, const char *op, const json_t *obj, const c
 {
 	const char *path = str_at(obj, "path");
 	unsigned long need = 0, have = 0;
+	char dir[4096];
 
 	if (json_is_true(json_object_get(obj, "path_truncated")))
 		return skip(g, op, path, "path truncated in the record: name it by hand");
@@ -332,6 +348,10 @@ static int file_record(struct gen *g, const char *op, const json_t *obj, const c
 			    "--allow-broad");
 	if (!strcmp(op, "bprm_check_security"))
 		return add_exec(g, path);
+	if (creates(op)) {
+		parent_of(path, dir, sizeof(dir));
+		path = dir;
+	}
 	return add_file(g, path, need | have);
 }
 
@@ -462,14 +482,6 @@ static size_t depth(const char *p)
 	for (; *p; p++)
 		n += *p == '/';
 	return p[-1] == '/' ? 0 : n;
-}
-
-static void parent_of(const char *p, char *buf, size_t bufsz)
-{
-	const char *slash = strrchr(p, '/');
-	size_t n = slash == p ? 1 : (size_t)(slash - p);
-
-	snprintf(buf, bufsz, "%.*s", (int)n, p);
 }
 
 static void drop_file(struct gen *g, size_t i)
