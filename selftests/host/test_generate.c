@@ -118,3 +118,76 @@ TEST(generate_from_a_live_run_grants_the_denied_host_and_not_the_metadata_addres
 	ASSERT_EQ(run_in_cgroup(cg, connect_to, &host, NULL), 0);
 	ASSERT_EQ(run_in_cgroup(cg, connect_to, &meta, NULL), EPERM);
 }
+
+static char fixture[PATH_MAX];
+
+/* The recorded session and a copy of the narrow policy it ran under. */
+static void fixture_paths(char *policy, size_t policysz)
+{
+	char dir[PATH_MAX - 32];
+
+	snprintf(fixture, sizeof(fixture), "%s/../selftests/audit/generate-session.log",
+		 test_bin_dir());
+	test_tmpdir(dir, sizeof(dir), "genfix");
+	snprintf(policy, policysz, "%s/policy.json", dir);
+	test_write(policy, "{\"name\": \"t\", \"network\": {\"sockets\": [\"inet\"]}}\n", 0644);
+}
+
+/* The first round of the VM session (selftests/kernel/test_generate.c): three reads of data/
+ * fold into data, the new name in out/ grants create on out, the program's open, the host's
+ * connect; the metadata address (structural) is not granted; the same log gives the same bytes,
+ * and the output is a policy. */
+TEST(generate_from_a_recorded_session_grants_what_was_denied)
+{
+	static char out[1 << 16], again[1 << 16], diff[1 << 16];
+	char policy[PATH_MAX], saved[PATH_MAX + 8];
+
+	fixture_paths(policy, sizeof(policy));
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "generate", "t", "--from", fixture,
+			       "--policy", policy, NULL),
+		  0);
+	ASSERT_EQ(agentctl_run(again, sizeof(again), "policy", "generate", "t", "--from", fixture,
+			       "--policy", policy, NULL),
+		  0);
+	ASSERT_STREQ(out, again);
+	ASSERT_EQ(agentctl_run(diff, sizeof(diff), "policy", "generate", "t", "--from", fixture,
+			       "--policy", policy, "--diff", NULL),
+		  0);
+	if (!strstr(diff, "/w/data: read\n") || !strstr(diff, "/w/out: create\n") ||
+	    !strstr(diff, "/w/bin/tool: read\n") ||
+	    !strstr(diff, "+ connect 192.0.2.1/32 any port"))
+		FAIL("the diff does not grant the session's denies: %s", diff);
+	if (strstr(out, "/w/data/") || strstr(out, "/w/out/") || strstr(out, METADATA4))
+		FAIL("unfolded paths or a structural destination granted: %s", out);
+	/* The session's paths are the guest's: absent here, so optional. */
+	if (!strstr(out, "\"optional\": true"))
+		FAIL("absent paths not written optional: %s", out);
+	snprintf(saved, sizeof(saved), "%s.gen", policy);
+	test_write(saved, out, 0644);
+	ASSERT_EQ(agentctl_run(again, sizeof(again), "policy", "check", saved, NULL), 0);
+}
+
+/* A log whose chain is broken gives no policy: a forged record would be a forged grant. */
+TEST(generate_refuses_a_log_that_does_not_verify)
+{
+	static char out[1 << 16], text[1 << 16];
+	char policy[PATH_MAX], forged[PATH_MAX + 8], *p;
+	FILE *f;
+	size_t n;
+
+	fixture_paths(policy, sizeof(policy));
+	f = fopen(fixture, "r");
+	ASSERT(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	p = strstr(text, "\"port\":");
+	ASSERT(p);
+	p[7] = p[7] == '1' ? '2' : '1';
+	snprintf(forged, sizeof(forged), "%s.log", policy);
+	test_write(forged, text, 0644);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "policy", "generate", "t", "--from", forged,
+			       "--policy", policy, NULL),
+		  1);
+	ASSERT_STREQ(out, "");
+}

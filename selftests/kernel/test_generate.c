@@ -219,7 +219,7 @@ static int run_round(const struct test_daemon *d, struct proc *follow, const cha
 }
 
 /* The first round's log on stderr, "fixture: " before each line: how
- * selftests/audit/generate-session.log was made (it lists the command). */
+ * selftests/audit/generate-session.log is made (docs/POLICY.md, "Writing a policy"). */
 static void dump_log(const struct test_daemon *d)
 {
 	static char out[1 << 20];
