@@ -221,12 +221,15 @@ static json_t *find_path(json_t *arr, const char *path)
 
 static int files_out(struct gen *g, json_t *changes)
 {
-	json_t *files = child(g->doc, "files", JSON_ARRAY), *rule;
+	json_t *files, *rule;
 	char path[8192], was[128], now[128];
 	bool run_view;
 	__u32 old;
 	size_t i;
 
+	if (!g->nfiles)
+		return 0;
+	files = child(g->doc, "files", JSON_ARRAY);
 	for (i = 0; files && i < g->nfiles; i++) {
 		render(g, g->files[i].path, path, sizeof(path), &run_view);
 		rights_text(g->files[i].rights, now, sizeof(now));
