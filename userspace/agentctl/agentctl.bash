@@ -49,9 +49,12 @@ _agentctl()
 		;;
 	policy)
 		if [ "$COMP_CWORD" -eq 2 ]; then
-			COMPREPLY=($(compgen -W "check reload" -- "$cur"))
-		elif [ "${COMP_WORDS[2]}" = reload ]; then
+			COMPREPLY=($(compgen -W "check reload generate" -- "$cur"))
+		elif [ "${COMP_WORDS[2]}" = reload ] ||
+			{ [ "${COMP_WORDS[2]}" = generate ] && [ "$COMP_CWORD" -eq 3 ]; }; then
 			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		elif [ "${COMP_WORDS[2]}" = generate ]; then
+			COMPREPLY=($(compgen -f -W "--since --from --dir --policy --var --diff --allow-broad" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -W "--layers --var --tools --json" -- "$cur"))
 		fi

@@ -74,7 +74,9 @@ static const struct cmd {
 	  "status           the daemon, kernel features, which layer enforces what, agents" },
 	{ "policy", do_policy,
 	  "policy check FILE...  validate policies (--tools, --var)\n"
-	  "  policy reload [NAME]  apply the agents' policies again, all or nothing" },
+	  "  policy reload [NAME]  apply the agents' policies again, all or nothing\n"
+	  "  policy generate NAME [--since T] [--from FILE]... [--diff] [--allow-broad]\n"
+	  "                   a policy granting what the agent's deny records show it needed" },
 	{ "audit", do_audit,
 	  "audit verify|query|follow ...   the audit log (agentctl audit help)" },
 	{ "metrics", do_metrics,
