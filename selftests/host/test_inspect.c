@@ -311,3 +311,70 @@ TEST(inspect_sees_a_cgroup_link_detached_behind_agentds_back)
 	ASSERT(finding(in, "critical", "egress", "programs 3/4 attached"));
 	json_decref(in);
 }
+
+static const json_t *proven(const json_t *in, const char *boundary)
+{
+	return json_object_get(row(json_object_get(in, "boundaries"), boundary), "proven");
+}
+
+/* STATE/drill/NAME.json, as agentctl drill leaves it (docs/INSPECT.md, "proven"). */
+static void write_drill(const struct env *e, const char *name, long long gen, const char *digest,
+			const char *egress)
+{
+	char dir[PATH_MAX + 8], path[PATH_MAX + 80], text[1024];
+
+	snprintf(dir, sizeof(dir), "%s/drill", e->d.state);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/%s.json", dir, name);
+	snprintf(
+		text, sizeof(text),
+		"{\"agent\": \"%s\", \"generation\": %lld, \"policy_digest\": \"%s\",\n"
+		" \"started\": \"2026-12-03T15:00:00.0Z\", \"ended\": \"2026-12-03T15:00:02.1Z\",\n"
+		" \"boundaries\": [{\"boundary\": \"files\", \"verdict\": \"blocked\", \"denied\": "
+		"{\"op\": \"open\", \"errno\": \"EACCES\", \"layer\": \"Landlock\"}},\n"
+		"  {\"boundary\": \"egress\", \"verdict\": \"%s\"}]}\n",
+		name, gen, digest, egress);
+	test_write(path, text, 0600);
+}
+
+TEST(inspect_shows_the_last_drill_and_when_it_is_stale)
+{
+	struct env *e = setup();
+	char digest[128];
+	long long gen;
+	json_t *in;
+
+	test_daemon_add(&e->d, "t-pr", e->policy, NULL, 0);
+	ASSERT_EQ(inspect("t-pr", &in), 0);
+	ASSERT_STREQ(json_string_value(json_object_get(proven(in, "files"), "verdict")),
+		     "never drilled");
+	gen = json_integer_value(json_object_get(in, "generation"));
+	snprintf(digest, sizeof(digest), "%s",
+		 json_string_value(json_object_get(in, "policy_digest")));
+	json_decref(in);
+
+	write_drill(e, "t-pr", gen, digest, "blocked");
+	ASSERT_EQ(inspect("t-pr", &in), 0);
+	ASSERT_STREQ(json_string_value(json_object_get(proven(in, "files"), "verdict")), "blocked");
+	ASSERT_STREQ(json_string_value(json_object_get(proven(in, "files"), "layer")), "Landlock");
+	ASSERT(!json_is_true(json_object_get(proven(in, "files"), "stale")));
+	ASSERT_STREQ(json_string_value(json_object_get(proven(in, "exec"), "verdict")),
+		     "never drilled");
+	json_decref(in);
+
+	/* Another generation was drilled: stale. An escape fails the inspection. */
+	write_drill(e, "t-pr", gen + 1, digest, "escaped");
+	ASSERT_EQ(inspect("t-pr", &in), 1);
+	ASSERT(json_is_true(json_object_get(proven(in, "files"), "stale")));
+	ASSERT(finding(in, "high", "egress", "the last drill found egress escaped"));
+	ASSERT(finding(in, "low", "audit", "the last drill tried generation"));
+	json_decref(in);
+
+	/* A malformed record is said, with its place, and nothing is proven from it. */
+	write_drill(e, "t-pr", gen, digest, "perhaps");
+	ASSERT_EQ(inspect("t-pr", &in), 0);
+	ASSERT_STREQ(json_string_value(json_object_get(proven(in, "files"), "verdict")),
+		     "unreadable");
+	ASSERT(finding(in, "low", "audit", "/drill/t-pr.json:4:3: /boundaries/1: verdict"));
+	json_decref(in);
+}
