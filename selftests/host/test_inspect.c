@@ -378,3 +378,35 @@ TEST(inspect_shows_the_last_drill_and_when_it_is_stale)
 	ASSERT(finding(in, "low", "audit", "/drill/t-pr.json:4:3: /boundaries/1: verdict"));
 	json_decref(in);
 }
+
+/* A cgroup attached to the agent (agentctl attach --cgroup) gets the cgroup programs directly:
+ * one of their links detached there makes the cgroup row differ. */
+TEST(inspect_sees_an_attached_cgroups_link_detached)
+{
+	struct env *e = setup();
+	char other[PATH_MAX], out[8192], path[PATH_MAX + 64];
+	json_t *in;
+	__u64 id;
+	int fd;
+
+	test_daemon_add(&e->d, "t-acg", e->policy, NULL, 0);
+	test_cgroup(other, sizeof(other));
+	if (agentctl_run(out, sizeof(out), "attach", "t-acg", "--cgroup", other, "--allow-partial",
+			 NULL))
+		FAIL("attach --cgroup %s: %s", other, out);
+	ASSERT_EQ(inspect("t-acg", &in), 0);
+	ASSERT(matches(in, "cgroup"));
+	json_decref(in);
+	ASSERT_OK(cgroup_id(other, &id));
+	snprintf(path, sizeof(path), "%s/link-net-sendmsg4-%llu", e->d.pins,
+		 (unsigned long long)id);
+	fd = bpf_obj_get(path);
+	ASSERT_OK(fd);
+	ASSERT_OK(bpf_link_detach(fd));
+	close(fd);
+	ASSERT_EQ(inspect("t-acg", &in), 1);
+	ASSERT(!matches(in, "cgroup"));
+	ASSERT(matches(in, "egress"));
+	json_decref(in);
+	agentctl_run(out, sizeof(out), "detach", "t-acg", "--cgroup", other, NULL);
+}

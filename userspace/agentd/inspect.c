@@ -199,6 +199,32 @@ static void row_structural(struct inspection *in, enum boundary b, const char *d
 	lsm_gap(in, b, b == BOUNDARY_SELF ? "seccomp for processes agentctl run starts" : "");
 }
 
+/* Whether the cgroup programs attached directly to an attached cgroup (agentctl attach
+ * --cgroup) run the build's code there. */
+static bool attached_programs_ok(const struct inspection *in, const char *path)
+{
+	struct observed_prog *progs = NULL;
+	size_t n = 0, i;
+	bool ok = true;
+	__u64 id;
+	int fd;
+
+	if (cgroup_id(path, &id))
+		return false;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (observe_programs(in->d->e, in->d->o->pin_dir, id, fd, &progs, &n))
+		ok = false;
+	close(fd);
+	for (i = 0; i < n; i++)
+		if (!progs[i].lsm &&
+		    !(progs[i].same_code && progs[i].attached && progs[i].effective))
+			ok = false;
+	free(progs);
+	return ok;
+}
+
 /* The agent's cgroup and those attached to it: registered for its id, at the generation its
  * policy compiled to. */
 static void row_cgroup(struct inspection *in)
@@ -222,6 +248,10 @@ static void row_cgroup(struct inspection *in)
 		if (err || id != a->st.id) {
 			say(r->observed, sizeof(r->observed), "; %.200s not registered",
 			    a->st.cgroups[i]);
+			r->match = false;
+		} else if (!attached_programs_ok(in, a->st.cgroups[i])) {
+			say(r->observed, sizeof(r->observed),
+			    "; %.200s lacks the build's cgroup programs", a->st.cgroups[i]);
 			r->match = false;
 		}
 	}
