@@ -83,8 +83,60 @@ static int effective_ids(int cgroup_fd, enum bpf_attach_type type, __u32 *ids, _
 	return 0;
 }
 
+#define MAX_PROG_MAPS 64
+
+static int map_ids(int prog_fd, __u32 *ids, __u32 *n)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	info.nr_map_ids = MAX_PROG_MAPS;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	if (info.nr_map_ids > MAX_PROG_MAPS)
+		return -E2BIG;
+	*n = info.nr_map_ids;
+	return 0;
+}
+
+/* Whether the map of this id is made afresh at each load (an object's .rodata, "obj.rodata"),
+ * and so differs between two loads of the same program; the shared maps do not. */
+static bool per_load(__u32 id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_map_get_fd_by_id(id);
+	const char *dot;
+	bool own;
+
+	if (fd < 0)
+		return false;
+	own = !bpf_obj_get_info_by_fd(fd, &info, &len) && (dot = strchr(info.name, '.')) &&
+	      strcmp(dot, AGENTD_SHARED_SECTION);
+	close(fd);
+	return own;
+}
+
+/* Whether the linked program reads every shared map the build's program reads: the same code
+ * loaded against other maps has the same tag. */
+static bool same_maps(int linked, int build)
+{
+	__u32 a[MAX_PROG_MAPS], b[MAX_PROG_MAPS], na, nb, i, j;
+
+	if (map_ids(linked, a, &na) || map_ids(build, b, &nb))
+		return false;
+	for (i = 0; i < nb; i++) {
+		for (j = 0; j < na && a[j] != b[i]; j++)
+			;
+		if (j == na && !per_load(b[i]))
+			return false;
+	}
+	return true;
+}
+
 /* The link pinned at path: its id, the program it runs, the cgroup it is attached to. */
-static void read_link(const char *path, struct observed_prog *p, __u64 cgroup_id)
+static void read_link(const char *path, int build_fd, struct observed_prog *p, __u64 cgroup_id)
 {
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
@@ -101,7 +153,8 @@ static void read_link(const char *path, struct observed_prog *p, __u64 cgroup_id
 	p->link_id = info.id;
 	p->prog_id = info.prog_id;
 	pfd = bpf_prog_get_fd_by_id(info.prog_id);
-	p->same_code = pfd >= 0 && !prog_tag_of(pfd, tag) && !memcmp(tag, p->tag, sizeof(tag));
+	p->same_code = pfd >= 0 && !prog_tag_of(pfd, tag) && !memcmp(tag, p->tag, sizeof(tag)) &&
+		       same_maps(pfd, build_fd);
 	if (pfd >= 0)
 		close(pfd);
 	/* A detached cgroup link reports no cgroup; a tracing (LSM) link is attached while it
@@ -133,7 +186,7 @@ static void observe_one(const struct object *o, struct bpf_program *prog, const 
 	else
 		path[0] = '\0';
 	if (path[0])
-		read_link(path, p, cgroup_id);
+		read_link(path, bpf_program__fd(prog), p, cgroup_id);
 	if (o->lsm || agent_cgroup_fd < 0 || !p->prog_id ||
 	    effective_ids(agent_cgroup_fd, bpf_program__expected_attach_type(prog), ids, &n))
 		return;

@@ -26,7 +26,7 @@ struct observed_prog {
 	__u8 tag[8]; /* the build's program's tag */
 	__u32 link_id; /* the pinned link's id; 0: no pin, or not a link */
 	__u32 prog_id; /* the program the link runs; 0: none */
-	bool same_code; /* that program's tag is the build's */
+	bool same_code; /* that program's tag is the build's, on the same shared maps */
 	bool attached; /* the link is attached (a cgroup link: to the cgroup its pin names) */
 	bool effective; /* cgroup programs: among those the kernel runs for the agent's cgroup */
 };
