@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -130,7 +131,7 @@ static void kill_pid(void *arg)
 
 /* A process outside every agent that holds the secret open (when hold) and has dropped to
  * nobody, with no capability left; it waits to be killed. */
-static pid_t holder(const char *secret, bool hold)
+static pid_t holder_of(const char *secret, bool hold, int children)
 {
 	char other[PATH_MAX], procs[PATH_MAX + 16], pid_s[16];
 	int ready[2], fd;
@@ -145,6 +146,13 @@ static pid_t holder(const char *secret, bool hold)
 		fd = hold ? open(secret, O_RDONLY) : 0;
 		if (fd < 0 || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 			_exit(1);
+		/* Children that inherit the descriptor and die with their parent. */
+		while (children-- > 0)
+			if (!fork()) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				pause();
+				_exit(0);
+			}
 		if (write(ready[1], "r", 1) != 1)
 			_exit(1);
 		pause();
@@ -158,6 +166,11 @@ static pid_t holder(const char *secret, bool hold)
 	snprintf(pid_s, sizeof(pid_s), "%d", pid);
 	test_write(procs, pid_s, 0644);
 	return pid;
+}
+
+static pid_t holder(const char *secret, bool hold)
+{
+	return holder_of(secret, hold, 0);
 }
 
 static void attach(const char *name, pid_t pid)
@@ -409,4 +422,26 @@ TEST(inspect_sees_an_attached_cgroups_link_detached)
 	ASSERT(matches(in, "egress"));
 	json_decref(in);
 	agentctl_run(out, sizeof(out), "detach", "t-acg", "--cgroup", other, NULL);
+}
+
+/* More findings than one reply holds: those past the room are summed up in one finding of their
+ * worst severity, so that the reply still fits and the exit status does not change. */
+TEST(inspect_sums_up_findings_past_the_replys_room)
+{
+	struct env *e = setup();
+	const json_t *f;
+	json_t *in;
+	pid_t pid;
+
+	test_daemon_add(&e->d, "t-many", e->policy, NULL, 0);
+	pid = holder_of(e->secret, true, 60);
+	attach("t-many", pid);
+	ASSERT_EQ(inspect("t-many", &in), 1);
+	ASSERT_EQ(json_integer_value(json_object_get(in, "processes_total")), 61);
+	ASSERT_EQ(json_array_size(json_object_get(in, "processes")), 16);
+	ASSERT_EQ(json_array_size(json_object_get(in, "findings")), 41);
+	f = json_array_get(json_object_get(in, "findings"), 40);
+	ASSERT_STREQ(json_string_value(json_object_get(f, "severity")), "high");
+	ASSERT(strstr(json_string_value(json_object_get(f, "seen")), "more findings"));
+	json_decref(in);
 }

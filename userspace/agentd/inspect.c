@@ -509,6 +509,24 @@ static void mismatch_findings(struct inspection *in)
 	}
 }
 
+/* Findings past the frame's room, in one of the worst severity among them: the exit status
+ * stays what it would be with all of them. */
+static void more_findings(struct inspection *in)
+{
+	char seen[128];
+	json_t *f;
+
+	if (!in->findings_more)
+		return;
+	snprintf(seen, sizeof(seen), "%u more findings, the worst %s", in->findings_more,
+		 inspect_severity_name(in->findings_more_worst));
+	f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "severity",
+		      inspect_severity_name(in->findings_more_worst), "confidence", "high",
+		      "boundary", "audit", "seen", seen, "why", "the reply holds one frame", "fix",
+		      "deal with those shown, then inspect again");
+	json_array_append_new(in->findings, f);
+}
+
 /* The cgroup programs of a launched agent hang on agentd's parent cgroup. */
 static int observe_all(struct inspection *in)
 {
@@ -557,6 +575,7 @@ static int inspect_run(struct inspection *in)
 	inspect_tasks(in);
 	drill_findings(in);
 	mismatch_findings(in);
+	more_findings(in);
 	return 0;
 }
 

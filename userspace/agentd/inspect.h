@@ -14,6 +14,7 @@
 #include "policy/drill_record.h"
 
 #define INSPECT_TASKS_MAX 16 /* processes shown (the reply is one frame); all are checked */
+#define INSPECT_FINDINGS_MAX 40 /* findings shown; the rest summed up in one */
 
 enum severity { SEV_INFO, SEV_LOW, SEV_MEDIUM, SEV_HIGH, SEV_CRITICAL };
 
@@ -39,6 +40,8 @@ struct inspection {
 	char drill_why[512];
 	char digest[OBSERVE_DIGEST_HEX + 64];
 	json_t *findings;
+	unsigned findings_more; /* past INSPECT_FINDINGS_MAX */
+	enum severity findings_more_worst;
 	json_t *tasks;
 	unsigned ntasks;
 };

@@ -23,9 +23,16 @@ const char *inspect_severity_name(enum severity s)
 void inspect_finding(struct inspection *in, enum severity sev, const char *confidence,
 		     enum boundary b, int pid, const char *seen, const char *why, const char *fix)
 {
-	json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "severity",
-			      inspect_severity_name(sev), "confidence", confidence, "boundary",
-			      boundary_name(b), "seen", seen, "why", why, "fix", fix);
+	json_t *f;
+
+	if (json_array_size(in->findings) >= INSPECT_FINDINGS_MAX) {
+		if (!in->findings_more++ || sev > in->findings_more_worst)
+			in->findings_more_worst = sev;
+		return;
+	}
+	f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "severity", inspect_severity_name(sev),
+		      "confidence", confidence, "boundary", boundary_name(b), "seen", seen, "why",
+		      why, "fix", fix);
 
 	if (f && pid)
 		json_object_set_new(f, "pid", json_integer(pid));
