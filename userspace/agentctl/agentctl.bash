@@ -32,9 +32,13 @@ _agentctl()
 		COMPREPLY=($(compgen -W "allow deny" -- "$cur"))
 		return
 		;;
+	--fail-on)
+		COMPREPLY=($(compgen -W "info low medium high critical" -- "$cur"))
+		return
+		;;
 	esac
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "probe agent run kill attach detach status policy audit version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "probe agent run kill attach detach status inspect policy audit version help" -- "$cur"))
 		return
 	fi
 	case $cmd in
@@ -64,6 +68,13 @@ _agentctl()
 			COMPREPLY=($(compgen -W "verify query follow help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "--dir --socket --json --agent --kind --decision --since --until --expect" -- "$cur"))
+		fi
+		;;
+	inspect)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--fail-on --json --control" -- "$cur"))
 		fi
 		;;
 	run | kill | attach | detach)

@@ -32,6 +32,8 @@ int do_agent(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_kill(int argc, char **argv);
 int do_status(int argc, char **argv);
+/* inspect NAME [--fail-on SEVERITY] (inspect.c) */
+int do_inspect(int argc, char **argv);
 /* agentd's counters, Prometheus text (metrics.c) */
 int do_metrics(int argc, char **argv);
 

@@ -29,6 +29,7 @@ static const struct {
 	[CONTROL_STATUS] = { "status", 0 },
 	[CONTROL_AGENT_ATTACH] = { "agent.attach", ARG_NAME | ARG_PID | ARG_CGROUP | ARG_PARTIAL },
 	[CONTROL_AGENT_DETACH] = { "agent.detach", ARG_NAME | ARG_CGROUP },
+	[CONTROL_AGENT_INSPECT] = { "agent.inspect", ARG_NAME },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
