@@ -153,8 +153,8 @@ TEST(session_coding)
 	session_denied(&d, "coder", "net", "connect4", "169.254.169.254");
 	session_denied(&d, "coder", "exec", "bprm_check_security", "true");
 	session_denied(&d, "coder", "exec", "bprm_check_security", "perl");
-	session_denied(&d, "coder", "file", "inode_create", "written");
-	session_denied(&d, "coder", "file", "inode_create", "agentd-session");
+	session_denied(&d, "coder", "file", "path_mknod", "written");
+	session_denied(&d, "coder", "file", "path_mknod", "agentd-session");
 }
 
 /* A reporting agent's day: a report written to the drop folder, submitted with report.submit;
@@ -218,7 +218,7 @@ TEST(session_report)
 		return;
 	session_stop(&d);
 	session_denied(&d, "reporter", "net", "connect4", "127.0.0.1");
-	session_denied(&d, "reporter", "file", "inode_create", "written");
+	session_denied(&d, "reporter", "file", "path_mknod", "written");
 }
 
 /* A public-looking address (TEST-NET-2) on lo of the test's own network namespace: nothing sent

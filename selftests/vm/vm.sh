@@ -64,6 +64,9 @@ stage_binary() {
 	done
 }
 
+# shellcheck source=selftests/vm/stage_sessions.sh
+. "$top/selftests/vm/stage_sessions.sh"
+
 build_initramfs() {
 	stage=$out/initramfs
 	rm -rf "$stage"
@@ -83,7 +86,11 @@ build_initramfs() {
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
 	done
 	for b in ${VM_STAGE:-}; do stage_binary "${b%%:*}" "agentd/extra/${b#*:}"; done
+	install -D -m 0644 -t "$stage/policies" "$top"/policies/*.json # for test_sessions.c
+	install -D -m 0644 -t "$stage/policies/base" "$top"/policies/base/*.json
+	sessions=$(sessions_archive)
 	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
+	cat "$sessions" >>"$out/initrd.gz"
 }
 
 # One vCPU: with two, the 6.12 guest once took an unexpected int3 while BPF trampolines were
