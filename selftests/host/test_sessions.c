@@ -114,4 +114,3 @@ TEST(run_private_tmp_and_home)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "pt", NULL), 0);
 	ASSERT_EQ(access(priv, F_OK) ? errno : 0, ENOENT);
 }
-

@@ -140,8 +140,8 @@ void session_stop(struct test_daemon *d)
 	ASSERT_EQ(proc_stop(d->agentd, SIGTERM), 0);
 }
 
-void session_denied(const struct test_daemon *d, const char *name, const char *kind,
-		    const char *op, const char *needle)
+void session_denied(const struct test_daemon *d, const char *name, const char *kind, const char *op,
+		    const char *needle)
 {
 	static char out[1 << 20];
 	char k[64], o[64], *line, *nl;

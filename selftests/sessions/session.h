@@ -33,7 +33,7 @@ void session_add(const char *name, const char *profile, const char *ws);
 /* Stops agentd (every record is committed then) and FAILs unless its audit log holds, for agent
  * name, a deny of kind and op whose line also holds needle. */
 void session_stop(struct test_daemon *d);
-void session_denied(const struct test_daemon *d, const char *name, const char *kind,
-		    const char *op, const char *needle);
+void session_denied(const struct test_daemon *d, const char *name, const char *kind, const char *op,
+		    const char *needle);
 
 #endif

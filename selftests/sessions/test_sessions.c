@@ -99,7 +99,8 @@ TEST(session_coding)
 	    access("/usr/bin/perl", X_OK) ||
 	    system("/usr/bin/python3 -c 'import venv, ensurepip,"
 		   " setuptools, wheel' 2>/dev/null"))
-		session_needs("make, cc, perl, and python3 with venv, ensurepip, setuptools, wheel");
+		session_needs(
+			"make, cc, perl, and python3 with venv, ensurepip, setuptools, wheel");
 	/* A whole session (cc, pip, venv) took 50 s on a loaded 2-core machine, and 10 times
 	 * that can pass under software emulation: past the default deadline, so this test's own. */
 	alarm(session_lsm() ? 1800 : 300);

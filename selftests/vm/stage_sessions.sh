@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154 # $out, $top and $stage are vm.sh's
 # The tools the shipped profiles' sessions use (selftests/sessions/test_sessions.c), staged
 # into the VM tier's initramfs from this host: the guest has busybox only. Sourced by vm.sh,
 # which sets $out and $top. The C toolchain (gcc's driver, cc1, collect2 and the LTO plugin ld loads,
