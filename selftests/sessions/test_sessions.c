@@ -217,8 +217,8 @@ TEST(session_report)
 	ASSERT_EQ(access(outside, F_OK) ? errno : 0, ENOENT);
 	if (!session_lsm())
 		return;
+	/* The inet socket is refused by seccomp, before any BPF program sees it. */
 	session_stop(&d);
-	session_denied(&d, "reporter", "net", "connect4", "127.0.0.1");
 	session_denied(&d, "reporter", "file", "path_mknod", "written");
 }
 

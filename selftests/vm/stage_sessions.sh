@@ -54,6 +54,7 @@ stage_sessions() {
 		"$gcc"/{crtbegin,crtbeginS,crtend,crtendS}.o "$gcc"/libgcc{.a,_eh.a,_s.so} \
 		/usr/bin/python3 /etc/python3.11 /usr/share/python-wheels \
 		"$dist"/{pip,setuptools,pkg_resources,_distutils_hack,wheel,distutils-precedence.pth} \
+		"$dist"/{pip,setuptools,wheel}-*-info \
 		/usr/bin/curl /usr/bin/install
 	# shellcheck disable=SC2046 # one path a word
 	stage_as_is $(package_files libc6-dev /usr/include /usr/lib/x86_64-linux-gnu/ |
@@ -75,6 +76,9 @@ stage_sessions() {
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
 		>"$stage/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
+	# What the research session binds its own over, in a mount namespace of its own.
+	printf '127.0.0.1 localhost\n::1 localhost\n' >"$stage/etc/hosts"
+	echo 'hosts: files' >"$stage/etc/nsswitch.conf"
 	echo 'root:*:20000:0:99999:7:::' >"$stage/etc/shadow"
 	chmod 0640 "$stage/etc/shadow"
 	# A program of no exec list: exec is refused before its loader runs, so no libraries.
