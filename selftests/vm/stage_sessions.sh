@@ -108,3 +108,17 @@ sessions_archive() {
 	fi
 	echo "$archive"
 }
+
+# The kernel's modules the guest loads (selftests/vm/init): inet_diag and tcp_diag, for the
+# egress proxy's sock_diag lookup of a client's cgroup (the research session). Kept beside
+# the kernel's vmlinuz ($2) from its unpacked package ($1), as an archive to append.
+keep_modules() {
+	local from=$1 dir=$2 tree m
+	tree=$(mktemp -d)
+	for m in "$from"/lib/modules/*/kernel/net/ipv4/{inet,tcp}_diag.ko*; do
+		install -D -m 0644 "$m" "$tree/lib/modules/agentd/$(basename "$m")"
+	done
+	xz -d "$tree"/lib/modules/agentd/*.xz 2>/dev/null || true
+	(cd "$tree" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/modules.cpio.gz"
+	rm -rf "$tree"
+}

@@ -44,12 +44,13 @@ fetch_kernel() {
 	fi
 	[ -n "$pkg" ] || return 1
 	dir=$cache/$pkg
-	if [ ! -s "$dir/vmlinuz" ]; then
+	if [ ! -s "$dir/vmlinuz" ] || [ ! -s "$dir/modules.cpio.gz" ]; then
 		tmp=$(mktemp -d)
 		(cd "$tmp" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >&2 &&
 			dpkg-deb -x ./*.deb x) || { rm -rf "$tmp"; return 1; }
 		mkdir -p "$dir"
 		cp "$tmp"/x/boot/vmlinuz-* "$dir/vmlinuz.part" && mv "$dir/vmlinuz.part" "$dir/vmlinuz"
+		keep_modules "$tmp/x" "$dir"
 		rm -rf "$tmp"
 	fi
 	echo "$dir/vmlinuz"
@@ -135,7 +136,7 @@ boot() {
 	local vmlinuz=$1 log=$2 append=$3
 	# shellcheck disable=SC2086 # VM_QEMU_ARGS is a list of options
 	timeout --foreground -k 5 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 1G -smp "$VM_SMP" \
-		${VM_QEMU_ARGS:-} -kernel "$vmlinuz" -initrd "$out/initrd.gz" -nic none \
+		${VM_QEMU_ARGS:-} -kernel "$vmlinuz" -initrd "$initrd" -nic none \
 		-append "console=ttyS0 panic=-1 quiet $append" \
 		-nographic -no-reboot -monitor none </dev/null >"$log" 2>&1
 }
@@ -173,6 +174,9 @@ main() {
 			continue
 		fi
 		log=$out/$mode-$series.log
+		# The kernel's own modules appended (boot's initrd).
+		initrd=$out/initrd-$series.gz
+		cat "$out/initrd.gz" "$(dirname "$vmlinuz")/modules.cpio.gz" >"$initrd"
 		echo "vm: booting $(basename "$(dirname "$vmlinuz")") ($mode)" >&2
 		case $mode in
 		test)
