@@ -115,6 +115,7 @@ sessions_archive() {
 keep_modules() {
 	local from=$1 dir=$2 tree m
 	tree=$(mktemp -d)
+	chmod 0755 "$tree" # the archive's "." is the guest's / once unpacked
 	for m in "$from"/lib/modules/*/kernel/net/ipv4/{inet,tcp}_diag.ko*; do
 		install -D -m 0644 "$m" "$tree/lib/modules/agentd/$(basename "$m")"
 	done
