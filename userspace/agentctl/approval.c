@@ -18,8 +18,7 @@ static void print_one(const json_t *ap)
 	const char *key;
 	char *text;
 
-	printf("%-24s %-16s %-20s %.16s %5llds/%llds",
-	       json_string_value(json_object_get(ap, "id")),
+	printf("%-24s %-16s %-20s %.16s %5llds/%llds", json_string_value(json_object_get(ap, "id")),
 	       json_string_value(json_object_get(ap, "agent")),
 	       json_string_value(json_object_get(ap, "tool")),
 	       json_string_value(json_object_get(ap, "args_sha256")),
@@ -58,8 +57,7 @@ int do_approvals(int argc, char **argv)
 	} else {
 		printf("%-24s %-16s %-20s %-16s %s\n", "ID", "AGENT", "TOOL", "ARGS-SHA256",
 		       "AGE/TIMEOUT  DISPLAYABLE ARGS");
-		json_array_foreach(arr, i, ap)
-			print_one(ap);
+		json_array_foreach(arr, i, ap) print_one(ap);
 	}
 	json_decref(reply);
 	return 0;
@@ -94,7 +92,7 @@ static int decide(int argc, char **argv, bool approve)
 
 	argc = ctl_args(argc, argv, &c);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (opt != 'f' || !approve || !(req.for_sec = for_seconds(optarg))) {
 			if (opt == 'f' && approve)
 				log_err("agentctl approve: --for %s: expected a duration from 1s "

@@ -234,8 +234,8 @@ static int hold(const struct held_call *c, const struct tool *t, unsigned int ti
 	return 0;
 }
 
-int approval_hold(const struct held_call *c, const struct agent *a, const struct tool *t,
-		  char *why, size_t whysz)
+int approval_hold(const struct held_call *c, const struct agent *a, const struct tool *t, char *why,
+		  size_t whysz)
 {
 	const struct standing *s;
 	struct approval *ap;
