@@ -975,7 +975,7 @@ static void apply_network(struct loader *L, const struct jdoc *d)
 static const char *tool_grant(struct loader *L, const struct jdoc *d, const char *el,
 			      const json_t *e, struct policy_tool *pt)
 {
-	static const char *const keys[] = { "name", "approval", "approval_timeout", NULL };
+	static const char *const grant_keys[] = { "name", "approval", "approval_timeout", NULL };
 	char at[JPTR_MAX];
 	json_t *v;
 
@@ -983,7 +983,7 @@ static const char *tool_grant(struct loader *L, const struct jdoc *d, const char
 		return json_string_value(e);
 	if (!jdoc_expect(L->errs, d, el, e, JSON_OBJECT, "a tool name or an object"))
 		return NULL;
-	jdoc_check_keys(L->errs, d, el, e, keys);
+	jdoc_check_keys(L->errs, d, el, e, grant_keys);
 	v = field(L, d, el, e, "name", JSON_STRING, "a tool name", at);
 	if (!json_object_get(e, "name"))
 		err_at(L, d, at, "missing required field; expected a tool name");
