@@ -993,9 +993,9 @@ static const char *tool_grant(struct loader *L, const struct jdoc *d, const char
 
 bool policy_tool_approval(const struct policy_tool *pt, unsigned int *timeout_sec)
 {
-	*timeout_sec = pt->approval_timeout_sec	   ? pt->approval_timeout_sec
-		       : pt->def		   ? pt->def->approval_timeout_sec
-						   : TOOL_APPROVAL_TIMEOUT_DEFAULT;
+	*timeout_sec = pt->approval_timeout_sec ? pt->approval_timeout_sec
+		       : pt->def		? pt->def->approval_timeout_sec
+						: TOOL_APPROVAL_TIMEOUT_DEFAULT;
 	return pt->approval || (pt->def && pt->def->approval);
 }
 

@@ -12,13 +12,27 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",    "effect",	"exec",	       "builtin",
-					 "args",    "timeout",	"output_cap",  "env",
-					 "secrets", "limits",	"uid",	       "gid",
-					 "user",    "programs", "description", "approval",
-					 "approval_timeout", NULL };
-static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", "displayable",
-					NULL };
+static const char *const tool_keys[] = { "name",
+					 "effect",
+					 "exec",
+					 "builtin",
+					 "args",
+					 "timeout",
+					 "output_cap",
+					 "env",
+					 "secrets",
+					 "limits",
+					 "uid",
+					 "gid",
+					 "user",
+					 "programs",
+					 "description",
+					 "approval",
+					 "approval_timeout",
+					 NULL };
+static const char *const arg_keys[] = {
+	"type", "max_length", "pattern", "enum", "displayable", NULL
+};
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
 static const char *const builtins[] = { "noop", "report", NULL };
