@@ -137,8 +137,8 @@ static void stop_and_read_audit(struct env *e, char *buf, size_t bufsz)
 	buf[n] = '\0';
 }
 
-/* A line of the log holding every needle. */
-static void expect_audit(const char *log, const char *const needles[])
+/* Whether a line of the log holds every needle. */
+static bool has_audit(const char *log, const char *const needles[])
 {
 	const char *p = log, *nl;
 	char line[4096];
@@ -149,10 +149,16 @@ static void expect_audit(const char *log, const char *const needles[])
 		for (i = 0; needles[i] && strstr(line, needles[i]); i++)
 			;
 		if (!needles[i])
-			return;
+			return true;
 	}
-	FAIL("no audit record with \"%s\", \"%s\", \"%s\"...\n%s", needles[0], needles[1],
-	     needles[2] ? needles[2] : "", log);
+	return false;
+}
+
+static void expect_audit(const char *log, const char *const needles[])
+{
+	if (!has_audit(log, needles))
+		FAIL("no audit record with \"%s\", \"%s\", \"%s\"...\n%s", needles[0], needles[1],
+		     needles[2] ? needles[2] : "", log);
 }
 
 static void expect_in(const char *out, const char *want)
@@ -317,4 +323,29 @@ TEST(approval_for_covers_the_same_call_only)
 	next_pending(e, "greet", id2, sizeof(id2));
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "deny", id2, NULL), 0);
 	ASSERT_EQ(reply_of(p, out, sizeof(out)), 125 << 8);
+}
+
+/* The agent removed while its call waits: the call is withdrawn (audited), never run, and its
+ * id answers no more. */
+TEST(approval_held_call_of_a_removed_agent_is_withdrawn)
+{
+	static char log[1 << 20];
+	char id[64], out[4096], needle[96];
+	struct env *e = setup();
+
+	call_a(e, "greet", "who=gone", "secret=x");
+	next_pending(e, "greet", id, sizeof(id));
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "rm", "t-a", NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "approvals", NULL), 0);
+	if (strstr(out, id))
+		FAIL("the removed agent's call still waits:\n%s", out);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "approve", id, "--json", NULL), 1);
+	expect_in(out, "no-such-approval");
+	stop_and_read_audit(e, log, sizeof(log));
+	snprintf(needle, sizeof(needle), "approval=%s ", id);
+	expect_audit(log, (const char *const[]){ "\"approval-decision\"", needle,
+						 "decided=withdrawn reason=the agent was removed",
+						 NULL });
+	if (has_audit(log, (const char *const[]){ "\"tool-call\"", "\"greet\"", NULL }))
+		FAIL("the withdrawn call ran:\n%s", log);
 }
