@@ -57,7 +57,10 @@ int do_approvals(int argc, char **argv)
 	} else {
 		printf("%-24s %-16s %-20s %-16s %s\n", "ID", "AGENT", "TOOL", "ARGS-SHA256",
 		       "AGE/TIMEOUT  DISPLAYABLE ARGS");
-		json_array_foreach(arr, i, ap) print_one(ap);
+		json_array_foreach(arr, i, ap)
+		{
+			print_one(ap);
+		}
 	}
 	json_decref(reply);
 	return 0;

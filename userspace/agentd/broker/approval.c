@@ -45,6 +45,7 @@ struct standing {
 
 static struct {
 	struct daemon *d;
+	approval_done_fn done;
 	struct approval *held;
 	struct standing *standing;
 	__u64 seq;
@@ -107,9 +108,10 @@ static void audit(const struct held_call *c, const char *op, enum audit_decision
 	free(r);
 }
 
-int approval_start(struct daemon *d)
+int approval_start(struct daemon *d, approval_done_fn done)
 {
 	A.d = d;
+	A.done = done;
 	return 0;
 }
 
@@ -274,7 +276,7 @@ static void finish(struct approval *ap, const char *refusal)
 	snprintf(id, sizeof(id), "%s", ap->id);
 	call.req.args = json_incref(ap->call.req.args);
 	approval_free(ap);
-	broker_held_done(&call, refusal ? NULL : id, refusal);
+	A.done(&call, refusal ? NULL : id, refusal);
 	broker_request_free(&call.req);
 }
 
@@ -312,7 +314,7 @@ void approval_conn_gone(struct bagent *ba, __u32 conn)
 			withdraw(ap, "the caller closed its connection");
 			/* Only the count in flight: the connection is gone. */
 			call.req.args = NULL;
-			broker_held_done(&call, NULL, "withdrawn");
+			A.done(&call, NULL, "withdrawn");
 		}
 	}
 }

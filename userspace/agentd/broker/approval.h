@@ -3,7 +3,7 @@
  * Calls held for an operator's approval (docs/BROKER.md, "Approvals"): a tool, or an agent's
  * grant of it, marked "approval": "required" waits in the broker until agentctl approve or
  * deny, or its timeout denies it. Nothing blocks: each held call is a record and a timerfd in
- * the daemon's loop, and the call goes on through broker.c's broker_held_done().
+ * the daemon's loop, and the call goes on through broker.c's callback.
  */
 #ifndef AGENTD_BROKER_APPROVAL_H
 #define AGENTD_BROKER_APPROVAL_H
@@ -30,13 +30,15 @@ struct held_call {
 
 /* broker.c's side: the call goes on, approved (the approval's id) or refused (why), unless its
  * connection is gone; either way it no longer counts in its agent's calls in flight. */
-void broker_held_done(const struct held_call *call, const char *approval, const char *refusal);
+typedef void (*approval_done_fn)(const struct held_call *call, const char *approval,
+				 const char *refusal);
 
-int approval_start(struct daemon *d);
+/* done: how every held call goes on (a callback: approval.c does not call into broker.c). */
+int approval_start(struct daemon *d, approval_done_fn done);
 void approval_stop(void);
 /*
  * Whether the call waits for an operator: 1 when it is held (the caller counts it in flight
- * and waits for broker_held_done()); 0 when it needs no approval, or an earlier approve --for
+ * and waits for the callback); 0 when it needs no approval, or an earlier approve --for
  * covers it (audited), and goes on now; -errno with why when it needs one and cannot be held
  * (the caller refuses it: fail closed).
  */

@@ -824,7 +824,7 @@ static void dispatch(struct bagent *ba, struct bconn *c, const struct broker_req
 		if (hold < 0)
 			refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_FAILED, why);
 		else
-			ba->in_flight++; /* until broker_held_done() */
+			ba->in_flight++; /* until held_done() */
 	} else if (t->builtin) {
 		ba->calls++;
 		builtin(ba, c, req, t, len, sha);
@@ -851,7 +851,8 @@ static void dispatch(struct bagent *ba, struct bconn *c, const struct broker_req
 	}
 }
 
-void broker_held_done(const struct held_call *call, const char *approval, const char *refusal)
+/* A held call goes on (approval.h's approval_done_fn). */
+static void held_done(const struct held_call *call, const char *approval, const char *refusal)
 {
 	struct bagent *ba = call->ba;
 	struct bconn *c = conn_get(ba, call->conn);
@@ -1416,7 +1417,7 @@ int broker_start(struct daemon *d)
 		return err;
 	}
 	the_broker = b;
-	return approval_start(d);
+	return approval_start(d, held_done);
 }
 
 /* After every agent's broker_agent_down(). */
