@@ -137,6 +137,27 @@ static void stop_and_read_audit(struct env *e, char *buf, size_t bufsz)
 	buf[n] = '\0';
 }
 
+/* Every record matches docs/audit.schema.json (selftests/audit/validate_schema.py). */
+static void expect_schema_valid(struct env *e)
+{
+	char script[PATH_MAX + 64];
+	int status;
+	pid_t pid;
+
+	snprintf(script, sizeof(script), "%s/../selftests/audit/validate_schema.py",
+		 test_bin_dir());
+	pid = fork();
+	ASSERT_OK(pid);
+	if (pid == 0) {
+		execl("/usr/bin/python3", "python3", script, e->d.audit, (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_OK(waitpid(pid, &status, 0));
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		FAIL("the audit log does not match docs/audit.schema.json (status %d)",
+		     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 /* Whether a line of the log holds every needle. */
 static bool has_audit(const char *log, const char *const needles[])
 {
@@ -200,6 +221,7 @@ TEST(approval_approve_runs_the_call_and_lists_no_hidden_value)
 		     (const char *const[]){ "\"tool-call\"", "\"greet\"", "outcome=ok", NULL });
 	if (strstr(log, HIDDEN) || strstr(log, "world"))
 		FAIL("an argument's value reached the audit log");
+	expect_schema_valid(e);
 }
 
 TEST(approval_deny_refuses_the_call)
