@@ -93,8 +93,8 @@ try "run a binary not on its list" "$tmp/bin/not-allowed"
 try "create a user namespace" unshare -U true
 try "connect to a loopback service" curl -sS --max-time 5 http://127.0.0.1:5433/
 try "fetch a host not on its list" curl -sS -o /dev/null -w '%{http_code}' https://not-allowed.example/
-try "call an allowed tool (fs.read)" agent-tool fs.read path="$ws/notes.txt"
-try "call a tool not in its policy" agent-tool deploy.trigger environment=production revision=abcdef1
+try "call an allowed tool (fs.read)" "$build/agent-tool" fs.read path="$ws/notes.txt"
+try "call a tool not in its policy" "$build/agent-tool" deploy.trigger environment=production revision=abcdef1
 EOF
 
 echo
@@ -128,6 +128,26 @@ while IFS='|' read -r what status out; do
 done <"$tmp/tried.txt"
 printf '%-34s %-8s %-34s %s\n' "(the host reads the secret)" \
 	"$(cat "$tmp/secrets/api-key" >/dev/null && echo allowed)" - "not an agent"
+
+echo
+echo "== an approval: the agent calls report.submit, which its policy grants with \"approval\": \"required\""
+agentctl run demo -- "$build/agent-tool" report.submit title=weekly text="all quiet" severity=info \
+	>"$tmp/approval.txt" 2>&1 &
+call_pid=$!
+id=
+for _ in $(seq 100); do
+	id=$(agentctl approvals --json | python3 -c 'import json, sys
+a = json.load(sys.stdin)["approvals"]
+print(a[0]["id"] if a else "")')
+	[ -n "$id" ] && break
+	sleep 0.1
+done
+[ -n "$id" ] || { echo "  no call was held:"; sed 's/^/  /' "$tmp/approval.txt"; exit 1; }
+echo "  \$ agentctl approvals   (text is not displayable: only the digest of the arguments shows)"
+agentctl approvals | sed 's/^/  /'
+echo "  \$ agentctl approve $id"
+agentctl approve "$id" | sed 's/^/  /'
+wait "$call_pid" && echo "  the held call ran: agent-tool exited 0" || echo "  agent-tool exited $?"
 
 sleep 0.5 # the live view prints what the audit writer committed (batches close within 10 ms)
 kill "$live_pid" 2>/dev/null || true

@@ -41,6 +41,7 @@ KEYS = {
     ("policy.c", "proxy_keys"): ("policy", "/$defs/proxy"),
     ("policy.c", "audit_keys"): ("policy", "/$defs/audit"),
     ("policy.c", "device_keys"): ("policy", "/$defs/devices"),
+    ("policy.c", "grant_keys"): ("policy", "/$defs/tool_grant"),
     ("jsondoc.c", "keys"): ("policy", "/$defs/limits"),
     ("tools.c", "top_keys"): ("tools", ""),
     ("tools.c", "tool_keys"): ("tools", "/$defs/tool"),
@@ -58,6 +59,7 @@ ENUMS = {
     ("policy.c", "protos"): ("policy", "/$defs/connect_rule/properties/protocol"),
     ("tools.c", "effects"): ("tools", "/$defs/tool/properties/effect"),
     ("tools.c", "arg_types"): ("tools", "/$defs/arg/properties/type"),
+    ("tools.c", "modes"): ("tools", "/$defs/tool/properties/approval"),
     ("tools.c", "builtins"): ("tools", "/$defs/tool/properties/builtin"),
 }
 # Capabilities are matched in any case, with or without CAP_: a pattern rather than an enum.

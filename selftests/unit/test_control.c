@@ -385,3 +385,36 @@ TEST(state_started_ns)
 	snprintf(buf, sizeof(buf), "%s, \"started_ns\": \"now\"}", base);
 	ASSERT(agent_state_parse(buf, strlen(buf), &s));
 }
+
+TEST(control_approval_commands)
+{
+	static const char *const bad[] = {
+		"{\"id\": 1, \"cmd\": \"approval.approve\"}",
+		"{\"id\": 1, \"cmd\": \"approval.approve\", \"approval\": \"X-1\"}",
+		"{\"id\": 1, \"cmd\": \"approval.approve\", \"approval\": \"\"}",
+		"{\"id\": 1, \"cmd\": \"approval.approve\", \"approval\": \"1-ab\", \"for\": 0}",
+		"{\"id\": 1, \"cmd\": \"approval.approve\", \"approval\": \"1-ab\", \"for\": "
+		"86401}",
+		"{\"id\": 1, \"cmd\": \"approval.deny\", \"approval\": \"1-ab\", \"for\": 5}",
+		"{\"id\": 1, \"cmd\": \"approval.ls\", \"approval\": \"1-ab\"}",
+	};
+	struct control_request req;
+	struct control_error err;
+	size_t i;
+
+	ASSERT_EQ(parse("{\"id\": 1, \"cmd\": \"approval.ls\"}", &req, &err), 0);
+	ASSERT_EQ(req.cmd, CONTROL_APPROVAL_LS);
+	ASSERT_EQ(parse("{\"id\": 1, \"cmd\": \"approval.approve\", \"approval\": "
+			"\"3-9f1c2a7b44e0\", \"for\": 600}",
+			&req, &err),
+		  0);
+	ASSERT_STREQ(req.approval, "3-9f1c2a7b44e0");
+	ASSERT_EQ(req.for_sec, 600);
+	ASSERT_EQ(parse("{\"id\": 1, \"cmd\": \"approval.deny\", \"approval\": \"3-9f\"}", &req,
+			&err),
+		  0);
+	ASSERT_EQ(req.cmd, CONTROL_APPROVAL_DENY);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!parse(bad[i], &req, &err) || strcmp(err.code, CONTROL_E_REQUEST))
+			FAIL("%s: accepted, or not bad-request (%s)", bad[i], err.code);
+}

@@ -785,3 +785,35 @@ TEST(policy_audit_on_failure_freeze_by_default_continue_when_asked)
 	refused("{\"name\": \"x\", \"audit\": {\"on_failure\": true}}",
 		"p.json:1:39: /audit/on_failure: expected freeze or continue; found true");
 }
+
+/* A grant as an object: its approval and timeout; a base's grant needs approval if either asks;
+ * errors placed. */
+TEST(policy_tool_grant_with_approval)
+{
+	struct policy *p;
+	unsigned int timeout;
+	size_t i;
+
+	setup();
+	put("base.json", "{\"name\": \"base\", \"tools\": [\"noop\", {\"name\": \"report.submit\", "
+			 "\"approval\": \"required\"}]}");
+	put("p.json",
+	    "{\"name\": \"p\", \"extends\": [\"base.json\"], \"tools\": [\"report.submit\","
+	    " {\"name\": \"noop\", \"approval\": \"required\", \"approval_timeout\": 90},"
+	    " {\"name\": \"deploy.trigger\"}]}");
+	p = accepted("p.json", NULL);
+	ASSERT_EQ(p->n_tools, 3);
+	for (i = 0; i < p->n_tools; i++) {
+		p->tools[i].def = NULL; /* the registry is freed */
+		ASSERT_EQ(policy_tool_approval(&p->tools[i], &timeout),
+			  strcmp(p->tools[i].name, "deploy.trigger") != 0);
+		ASSERT_EQ(timeout,
+			  strcmp(p->tools[i].name, "noop") ? TOOL_APPROVAL_TIMEOUT_DEFAULT : 90);
+	}
+	policy_free(p);
+	refused("{\"name\": \"p\", \"tools\": [{\"approval\": \"required\"}]}",
+		"/tools/0/name: missing required field");
+	refused("{\"name\": \"p\", \"tools\": [{\"name\": \"noop\", \"by\": 1}]}",
+		"/tools/0/by: unknown field");
+	refused("{\"name\": \"p\", \"tools\": [3]}", "/tools/0: expected a tool name or an object");
+}

@@ -386,3 +386,38 @@ TEST(jsonpos_absent_or_malformed)
 	/* The buffer's length, not a NUL, ends the document. */
 	ASSERT_EQ(jsonpos_locate("{\"a\": 1}", 5, "/a", &line, &col), -ENOENT);
 }
+
+/* "approval", "approval_timeout" and "displayable": defaults, values, errors placed. */
+TEST(tools_approval_and_displayable)
+{
+	static const char json[] =
+		"{\"tools\": [{\"name\": \"a\", \"effect\": \"actuate\", \"exec\": [\"/bin/true\"],"
+		" \"approval\": \"required\", \"approval_timeout\": \"2m\","
+		" \"args\": {\"who\": {\"type\": \"string\", \"displayable\": true},"
+		" \"key\": {\"type\": \"string\"}}},"
+		" {\"name\": \"b\", \"effect\": \"observe\", \"builtin\": \"noop\"}]}";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	const struct tool *t;
+	size_t i;
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), 0);
+	t = tools_find(reg, "a");
+	ASSERT(t && t->approval);
+	ASSERT_EQ(t->approval_timeout_sec, 120);
+	for (i = 0; i < t->n_args; i++)
+		ASSERT_EQ(t->args[i].displayable, !strcmp(t->args[i].name, "who"));
+	t = tools_find(reg, "b");
+	ASSERT(t && !t->approval);
+	ASSERT_EQ(t->approval_timeout_sec, TOOL_APPROVAL_TIMEOUT_DEFAULT);
+	tools_free(reg);
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"approval\": \"maybe\"}]}",
+		"/tools/0/approval: expected one of none, required; found \"maybe\"");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"approval_timeout\": \"2d\"}]}",
+		"/tools/0/approval_timeout: expected a duration from 1s to 86400s");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"args\": {\"x\": {\"type\": \"string\", \"displayable\": 1}}}]}",
+		"/tools/0/args/x/displayable: expected true or false");
+}

@@ -38,7 +38,7 @@ _agentctl()
 		;;
 	esac
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "probe agent run kill attach detach status inspect policy audit version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "probe agent run kill attach detach status inspect policy audit approvals approve deny version help" -- "$cur"))
 		return
 	fi
 	case $cmd in

@@ -132,6 +132,20 @@ static void object_text(json_t *rec, char *out, size_t sz)
 			 json_integer_value(json_object_get(tool, "out_len")));
 }
 
+/* A call held for an operator: its id, its arguments' digest, the commands that answer it. */
+static void print_pending(json_t *rec)
+{
+	const char *detail = str(rec, "detail"), *id = strstr(detail, "approval=");
+	int len = id ? (int)strcspn(id + 9, " ") : 0;
+
+	if (!id)
+		return;
+	printf("      waits for approval %.*s: args sha256 %s; agentctl approve %.*s | agentctl "
+	       "deny %.*s\n",
+	       len, id + 9, str(json_object_get(rec, "tool"), "args_sha256"), len, id + 9, len,
+	       id + 9);
+}
+
 /* One record as a line for people: time, verdict, what, who, on what, why. */
 static void print_record(const char *line, size_t len)
 {
@@ -160,6 +174,8 @@ static void print_record(const char *line, size_t len)
 	if (str(rec, "detail")[0])
 		printf("  %s", str(rec, "detail"));
 	printf("\n");
+	if (!strcmp(str(rec, "op"), "approval-request"))
+		print_pending(rec);
 	fflush(stdout);
 	json_decref(rec);
 }

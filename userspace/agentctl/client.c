@@ -48,6 +48,9 @@ static int exchange(int fd, const struct control_request *req, char **payload, s
 		return err;
 	err = frame_send(fd, frame, len);
 	free(frame);
+	/* agentd may have refused the peer and closed before reading: its reply says why. */
+	if (err == -EPIPE || err == -ECONNRESET)
+		return frame_read(fd, CONTROL_FRAME_MAX, CLIENT_TIMEOUT_MS, payload, n) ? err : 0;
 	return err ? err : frame_read(fd, CONTROL_FRAME_MAX, CLIENT_TIMEOUT_MS, payload, n);
 }
 

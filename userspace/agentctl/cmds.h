@@ -34,6 +34,10 @@ int do_kill(int argc, char **argv);
 int do_status(int argc, char **argv);
 /* inspect NAME [--fail-on SEVERITY] (inspect.c) */
 int do_inspect(int argc, char **argv);
+/* approvals | approve ID [--for DURATION] | deny ID: held tool calls (approval.c) */
+int do_approvals(int argc, char **argv);
+int do_approve(int argc, char **argv);
+int do_deny(int argc, char **argv);
 /* agentd's counters, Prometheus text (metrics.c) */
 int do_metrics(int argc, char **argv);
 

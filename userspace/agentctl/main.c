@@ -83,6 +83,12 @@ static const struct cmd {
 	  "                   a policy granting what the agent's deny records show it needed" },
 	{ "audit", do_audit,
 	  "audit verify|query|follow ...   the audit log (agentctl audit help)" },
+	{ "approvals", do_approvals,
+	  "approvals        tool calls waiting for an operator: id, agent, tool, digest, age" },
+	{ "approve", do_approve,
+	  "approve ID [--for DURATION]   let a held call run (--for: the same call of the\n"
+	  "                   same agent, same arguments, runs without asking until then)" },
+	{ "deny", do_deny, "deny ID          refuse a held call" },
 	{ "metrics", do_metrics,
 	  "metrics          agentd's counters in Prometheus's text format (docs/METRICS.md)" },
 	{ "version", do_version, "version          print the version" },

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "audit_hold.h"
+#include "broker/broker.h"
 #include "daemon.h"
 #include "inspect.h"
 #include "layers_status.h"
@@ -853,6 +854,10 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 	case CONTROL_AGENT_INSPECT:
 		return find(d, req->name) ? inspect_handle(d, find(d, req->name), req)
 					  : error(req, CONTROL_E_NOENT, "no agent %s", req->name);
+	case CONTROL_APPROVAL_LS:
+	case CONTROL_APPROVAL_APPROVE:
+	case CONTROL_APPROVAL_DENY:
+		return approval_handle(d, req);
 	default:
 		return do_status(d, req);
 	}

@@ -19,6 +19,7 @@
 
 struct client {
 	int fd;
+	pid_t pid; /* SO_PEERCRED: who asks (approval decisions are audited with it) */
 	uid_t uid;
 	char in[CONTROL_HDR + CONTROL_FRAME_MAX];
 	size_t inlen;
@@ -208,6 +209,9 @@ static void accept_one(struct server *s)
 		log_warn("control socket %s: refusing %s\n", s->path, why);
 		refuse(c, CONTROL_E_PERM, "agentd does not answer agents or tools");
 		flush(c);
+	} else {
+		c->pid = cred.pid;
+		c->uid = cred.uid;
 	}
 }
 
@@ -221,10 +225,13 @@ static void answer(struct server *s, struct client *c, const char *payload, size
 		c->closing = true;
 		return;
 	}
-	if (control_request_parse(payload, n, req, &err))
+	if (control_request_parse(payload, n, req, &err)) {
 		reply = control_reply_error(req->id, err.code, err.message);
-	else
+	} else {
+		req->peer_pid = c->pid;
+		req->peer_uid = c->uid;
 		reply = s->fn(s->ctx, req);
+	}
 	if (queue(c, reply))
 		c->closing = true;
 	free(req);

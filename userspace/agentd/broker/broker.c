@@ -32,6 +32,7 @@
 #include "wire/accept.h"
 #include "wire/unixsock.h"
 #include "audit_hold.h"
+#include "broker/approval.h"
 #include "broker/broker.h"
 #include "broker/broker_int.h"
 #include "kernel/cgroup.h"
@@ -96,15 +97,6 @@ struct bagent {
 	unsigned in_flight;
 	__u64 queued; /* reply bytes handed to the worker, not yet sent: AGENT_QUEUED_MAX */
 	__u64 cookie; /* of the listening socket (SO_COOKIE), in broker_sockets; 0: not there */
-};
-
-/* Who called, and what: for the reply and the audit record. */
-struct caller {
-	__u32 agent;
-	char agent_name[AUDIT_NAME_MAX];
-	pid_t pid;
-	uid_t uid;
-	char comm[AUDIT_COMM_MAX];
 };
 
 struct call {
@@ -260,6 +252,7 @@ static void conn_forget(struct bagent *b, struct bconn *c)
 	close(c->fd);
 	c->fd = -1;
 	c->used = false;
+	approval_conn_gone(b, c->id);
 }
 
 /* agentd forgets conn; the agent sees it close once the worker has sent what it holds. */
@@ -806,18 +799,92 @@ static void list_tools(struct bagent *ba, struct bconn *c, const struct broker_r
 	free(text);
 }
 
-/* A request the worker passed on: its binary form checked and decoded, then the policy. */
-static void on_request(struct bagent *ba, struct bconn *c, const char *data, size_t len)
+/* The policy's checks, then the call (held first when it needs approval; approved: the id of
+ * the operator's approval, which holds it no more). */
+static void dispatch(struct bagent *ba, struct bconn *c, const struct broker_request *req,
+		     __u64 len, const unsigned char *sha, const char *approved)
 {
 	struct broker *b = ba->b;
 	struct broker_error err = { 0 };
-	unsigned char sha[32];
-	struct broker_request req;
+	struct held_call held = { .ba = ba, .conn = c->id, .req = *req, .args_len = len };
 	const struct tool *t;
 	struct call *call;
-	char *args = NULL, why[256];
+	char why[256];
+	int hold = 0;
 
-	b->n_calls++;
+	caller_of(ba, c, &held.who);
+	memcpy(held.args_sha, sha, 32);
+	t = granted(ba->a, req->tool);
+	if (audit_blocked(ba->a)) {
+		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_BUSY,
+		       "the audit log cannot be written: the agent is frozen until it can");
+	} else if (!strcmp(req->tool, TOOLS_LIST_NAME)) {
+		list_tools(ba, c, req, len, sha);
+	} else if (!t) {
+		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_DENIED,
+		       "the agent's policy does not grant this tool");
+	} else if (broker_args_check(t, req->args, &err)) {
+		refuse(ba, c, req->id, req->tool, len, sha, err.code, err.message);
+	} else if (ba->in_flight >= AGENT_CALLS_MAX) {
+		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_BUSY,
+		       "too many calls in flight");
+	} else if (ba->queued >= AGENT_QUEUED_MAX) {
+		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_BUSY,
+		       "too many bytes of this agent's replies are not read yet");
+	} else if (!approved && (hold = approval_hold(&held, ba->a, t, why, sizeof(why)))) {
+		if (hold < 0)
+			refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_FAILED, why);
+		else
+			ba->in_flight++; /* until held_done() */
+	} else if (t->builtin) {
+		ba->calls++;
+		builtin(ba, c, req, t, len, sha);
+	} else if (limits_unenforceable(b, t, why, sizeof(why))) {
+		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_FAILED, why);
+	} else if (!(call = calloc(1, sizeof(*call)))) {
+		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_FAILED, "out of memory");
+	} else {
+		*call = (struct call){
+			.b = b, .ba = ba, .conn = c->id, .id = req->id, .args_len = len
+		};
+		call->who = held.who;
+		snprintf(call->tool, sizeof(call->tool), "%s", req->tool);
+		memcpy(call->args_sha, sha, 32);
+		if (start_run(b, call, t, req->args, why, sizeof(why))) {
+			refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_FAILED, why);
+			free(call);
+		} else {
+			call->next = b->calls;
+			b->calls = call;
+			ba->calls++;
+			ba->in_flight++;
+		}
+	}
+}
+
+/* A held call goes on (approval.h's approval_done_fn). */
+static void held_done(const struct held_call *call, const char *approval, const char *refusal)
+{
+	struct bagent *ba = call->ba;
+	struct bconn *c = conn_get(ba, call->conn);
+
+	ba->in_flight--;
+	if (c && refusal)
+		refuse(ba, c, call->req.id, call->req.tool, call->args_len, call->args_sha,
+		       BROKER_E_DENIED, refusal);
+	else if (c)
+		dispatch(ba, c, &call->req, call->args_len, call->args_sha, approval);
+}
+
+/* A request the worker passed on: its binary form checked and decoded, then the policy. */
+static void on_request(struct bagent *ba, struct bconn *c, const char *data, size_t len)
+{
+	struct broker_error err = { 0 };
+	unsigned char sha[32];
+	struct broker_request req;
+	char *args = NULL;
+
+	ba->b->n_calls++;
 	if (broker_request_decode(data, len, &req, &err)) {
 		refuse(ba, c, -1, "?", len, NULL, BROKER_E_REQUEST,
 		       "the worker's request is invalid");
@@ -827,47 +894,7 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *data, siz
 	SHA256((const unsigned char *)(args ? args : ""), args ? strlen(args) : 0, sha);
 	len = args ? strlen(args) : 0;
 	free(args);
-	t = granted(ba->a, req.tool);
-	if (audit_blocked(ba->a)) {
-		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
-		       "the audit log cannot be written: the agent is frozen until it can");
-	} else if (!strcmp(req.tool, TOOLS_LIST_NAME)) {
-		list_tools(ba, c, &req, len, sha);
-	} else if (!t) {
-		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_DENIED,
-		       "the agent's policy does not grant this tool");
-	} else if (broker_args_check(t, req.args, &err)) {
-		refuse(ba, c, req.id, req.tool, len, sha, err.code, err.message);
-	} else if (ba->in_flight >= AGENT_CALLS_MAX) {
-		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
-		       "too many calls in flight");
-	} else if (ba->queued >= AGENT_QUEUED_MAX) {
-		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
-		       "too many bytes of this agent's replies are not read yet");
-	} else if (t->builtin) {
-		ba->calls++;
-		builtin(ba, c, &req, t, len, sha);
-	} else if (limits_unenforceable(b, t, why, sizeof(why))) {
-		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, why);
-	} else if (!(call = calloc(1, sizeof(*call)))) {
-		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, "out of memory");
-	} else {
-		*call = (struct call){
-			.b = b, .ba = ba, .conn = c->id, .id = req.id, .args_len = len
-		};
-		caller_of(ba, c, &call->who);
-		snprintf(call->tool, sizeof(call->tool), "%s", req.tool);
-		memcpy(call->args_sha, sha, 32);
-		if (start_run(b, call, t, req.args, why, sizeof(why))) {
-			refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_FAILED, why);
-			free(call);
-		} else {
-			call->next = b->calls;
-			b->calls = call;
-			ba->calls++;
-			ba->in_flight++;
-		}
-	}
+	dispatch(ba, c, &req, len, sha, NULL);
 	broker_request_free(&req);
 }
 
@@ -1404,7 +1431,7 @@ int broker_start(struct daemon *d)
 		return err;
 	}
 	the_broker = b;
-	return 0;
+	return approval_start(d, held_done);
 }
 
 /* After every agent's broker_agent_down(). */
@@ -1416,6 +1443,7 @@ void broker_stop(struct daemon *d)
 	(void)d;
 	if (!b)
 		return;
+	approval_stop();
 	while ((call = b->calls)) {
 		b->calls = call->next;
 		tool_run_abort(call->run);
@@ -1533,6 +1561,7 @@ void broker_agent_down(struct daemon *d, struct agent *a)
 	(void)d;
 	if (!b || !ba)
 		return;
+	approval_agent_down(ba, a->st.id);
 	if (ba->cookie)
 		bpf_map_delete_elem(b->sockets_map, &ba->cookie);
 	loop_del(b->d->loop, ba->lfd);

@@ -64,5 +64,8 @@ void broker_agent_down(struct daemon *d, struct agent *a);
 void broker_agent_reloaded(struct daemon *d, struct agent *a);
 void broker_agent_json(struct daemon *d, const struct agent *a, json_t *obj);
 void broker_status_json(struct daemon *d, json_t *reply);
+/* approval.ls, approval.approve, approval.deny: calls held for an operator (approval.c). */
+struct control_request;
+json_t *approval_handle(struct daemon *d, const struct control_request *req);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Inside the broker: the tool runner (broker_exec.c), used by broker.c.
+ * Inside the broker: who calls, and the tool runner (broker_exec.c), used by broker.c.
  */
 #ifndef AGENTD_BROKER_INT_H
 #define AGENTD_BROKER_INT_H
@@ -10,10 +10,20 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include "audit/audit.h"
 #include "wire/broker_proto.h"
 #include "kernel/cglimits.h"
 #include "wire/redact.h"
 #include "sandbox/sandbox_seccomp.h"
+
+/* Who called, and what: for the reply and the audit record. */
+struct caller {
+	__u32 agent;
+	char agent_name[AUDIT_NAME_MAX];
+	pid_t pid;
+	uid_t uid;
+	char comm[AUDIT_COMM_MAX];
+};
 
 /* A tool run: argv and env built, then watched in the daemon's loop until it is done. */
 struct tool_run;

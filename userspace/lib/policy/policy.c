@@ -976,10 +976,39 @@ static void apply_network(struct loader *L, const struct jdoc *d)
 
 /* ---- tools, limits, audit, scalars ---- */
 
+/* A grant: "name", or {"name", "approval", "approval_timeout"}; NULL (reported) when neither. */
+static const char *tool_grant(struct loader *L, const struct jdoc *d, const char *el,
+			      const json_t *e, struct policy_tool *pt)
+{
+	static const char *const grant_keys[] = { "name", "approval", "approval_timeout", NULL };
+	char at[JPTR_MAX];
+	json_t *v;
+
+	if (json_is_string(e))
+		return json_string_value(e);
+	if (!jdoc_expect(L->errs, d, el, e, JSON_OBJECT, "a tool name or an object"))
+		return NULL;
+	jdoc_check_keys(L->errs, d, el, e, grant_keys);
+	v = field(L, d, el, e, "name", JSON_STRING, "a tool name", at);
+	if (!json_object_get(e, "name"))
+		err_at(L, d, at, "missing required field; expected a tool name");
+	tools_parse_approval(L->errs, d, el, e, &pt->approval, &pt->approval_timeout_sec);
+	return v ? json_string_value(v) : NULL;
+}
+
+bool policy_tool_approval(const struct policy_tool *pt, unsigned int *timeout_sec)
+{
+	*timeout_sec = pt->approval_timeout_sec ? pt->approval_timeout_sec
+		       : pt->def		? pt->def->approval_timeout_sec
+						: TOOL_APPROVAL_TIMEOUT_DEFAULT;
+	return pt->approval || (pt->def && pt->def->approval);
+}
+
 static void apply_tools(struct loader *L, const struct jdoc *d)
 {
 	struct policy *p = L->p;
 	char at[JPTR_MAX], el[JPTR_MAX], buf[80];
+	struct policy_tool g;
 	const struct tool *def = NULL;
 	const char *name;
 	json_t *arr, *e;
@@ -989,9 +1018,10 @@ static void apply_tools(struct loader *L, const struct jdoc *d)
 	json_array_foreach(arr, i, e)
 	{
 		jptr_idx(el, at, i);
-		if (!jdoc_expect(L->errs, d, el, e, JSON_STRING, "a tool name"))
+		memset(&g, 0, sizeof(g));
+		name = tool_grant(L, d, el, e, &g);
+		if (!name)
 			continue;
-		name = json_string_value(e);
 		if (L->reg) {
 			def = tools_find(L->reg, name);
 			if (!def) {
@@ -1002,13 +1032,20 @@ static void apply_tools(struct loader *L, const struct jdoc *d)
 		}
 		for (j = 0; j < p->n_tools && strcmp(p->tools[j].name, name); j++)
 			;
-		if (j < p->n_tools || !grow(L, &p->tools, p->n_tools, sizeof(*p->tools)) ||
+		if (j < p->n_tools) { /* granted by a base too: approval, if either asks it */
+			p->tools[j].approval |= g.approval;
+			if (g.approval_timeout_sec)
+				p->tools[j].approval_timeout_sec = g.approval_timeout_sec;
+			continue;
+		}
+		if (!grow(L, &p->tools, p->n_tools, sizeof(*p->tools)) ||
 		    !grow(L, &L->tool_at, p->n_tools, sizeof(*L->tool_at)))
 			continue;
 		L->tool_at[p->n_tools].d = d;
 		snprintf(L->tool_at[p->n_tools].ptr, JPTR_MAX, "%s", el);
-		p->tools[p->n_tools].def = def;
-		p->tools[p->n_tools].name = dup_str(L, name);
+		g.def = def;
+		g.name = dup_str(L, name);
+		p->tools[p->n_tools] = g;
 		if (p->tools[p->n_tools].name)
 			p->n_tools++;
 	}

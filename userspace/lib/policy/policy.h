@@ -55,7 +55,14 @@ struct policy_connect {
 struct policy_tool {
 	char *name;
 	const struct tool *def; /* in the registry given to policy_load(); NULL without one */
+	/* {"name", "approval": "required"}: this agent's calls wait for an operator, whatever
+	 * the registry says (policy_tool_approval() combines both) */
+	bool approval;
+	unsigned int approval_timeout_sec; /* 0: the registry's */
 };
+
+/* Whether the agent's calls of the tool wait for an operator, and for how long at most. */
+bool policy_tool_approval(const struct policy_tool *pt, unsigned int *timeout_sec);
 
 #define POLICY_PROXY_PORTS_MAX 32
 

@@ -12,11 +12,14 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin",  "args",
-					 "timeout", "output_cap", "env",  "secrets",  "limits",
-					 "uid",	    "gid",	  "user", "programs", "description",
-					 "network", NULL };
-static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
+static const char *const tool_keys[] = { "name",     "effect",		 "exec",	"builtin",
+					 "args",     "timeout",		 "output_cap",	"env",
+					 "secrets",  "limits",		 "uid",		"gid",
+					 "user",     "programs",	 "description", "network",
+					 "approval", "approval_timeout", NULL };
+static const char *const arg_keys[] = {
+	"type", "max_length", "pattern", "enum", "displayable", NULL
+};
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
 static const char *const builtins[] = { "noop", "report", NULL };
@@ -275,6 +278,8 @@ static void parse_arg(struct ctx *c, const char *ptr, const char *name, const js
 			a->pattern = dup_str(c, json_string_value(v));
 		}
 	}
+	v = field(c, ptr, o, "displayable", JSON_TRUE, "true or false", at);
+	a->displayable = json_is_true(v);
 	v = field(c, ptr, o, "enum", JSON_ARRAY, "an array of strings", at);
 	if (v) {
 		if (!json_array_size(v))
@@ -496,6 +501,29 @@ static void parse_network(struct ctx *c, const char *ptr, const json_t *o, struc
 	t->network_public = n == 1;
 }
 
+void tools_parse_approval(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
+			  const json_t *obj, bool *required, unsigned int *timeout_sec)
+{
+	static const char *const modes[] = { "none", "required" };
+	char at[JPTR_MAX];
+	unsigned long long secs;
+	json_t *v = json_object_get(obj, "approval");
+	int m;
+
+	jptr_key(at, ptr, "approval");
+	if (v && jdoc_expect(errs, d, at, v, JSON_STRING, "none or required")) {
+		m = one_of(json_string_value(v), modes, 2);
+		if (m < 0)
+			jdoc_err(errs, d, at, "expected one of none, required; found \"%s\"",
+				 json_string_value(v));
+		*required = m != 0; /* an unknown value holds the call (fail closed) */
+	}
+	v = json_object_get(obj, "approval_timeout");
+	jptr_key(at, ptr, "approval_timeout");
+	if (v && jdoc_duration(errs, d, at, v, TOOL_APPROVAL_TIMEOUT_MAX, &secs))
+		*timeout_sec = secs;
+}
+
 static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
 {
 	char at[JPTR_MAX], found[80];
@@ -507,6 +535,7 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 	t->effect = TOOL_ACTUATE;
 	t->timeout_sec = TOOL_TIMEOUT_DEFAULT;
 	t->output_cap = TOOL_OUTPUT_CAP_DEFAULT;
+	t->approval_timeout_sec = TOOL_APPROVAL_TIMEOUT_DEFAULT;
 	if (!jdoc_expect(c->errs, c->d, ptr, o, JSON_OBJECT, "an object"))
 		return;
 	jdoc_check_keys(c->errs, c->d, ptr, o, tool_keys);
@@ -576,6 +605,7 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 	parse_ids(c, ptr, o, t, has_builtin);
 	parse_programs(c, ptr, o, t, has_builtin);
 	parse_network(c, ptr, o, t, has_builtin);
+	tools_parse_approval(c->errs, c->d, ptr, o, &t->approval, &t->approval_timeout_sec);
 	v = field(c, ptr, o, "limits", JSON_OBJECT, "an object", at);
 	if (v && has_builtin)
 		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no limits");

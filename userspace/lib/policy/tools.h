@@ -17,6 +17,9 @@
 #define TOOL_ARG_MAX_LENGTH_DEFAULT 4096
 #define TOOL_ID_MAX 4294967294U /* (uid_t)-1 means "unchanged" to setresuid() */
 #define TOOL_DESCRIPTION_MAX 4096 /* bytes */
+/* How long a call held for an operator's approval waits before it is denied (docs/BROKER.md). */
+#define TOOL_APPROVAL_TIMEOUT_DEFAULT 300
+#define TOOL_APPROVAL_TIMEOUT_MAX 86400
 /* A name no registry may use: the broker answers it with the calling agent's granted tools. */
 #define TOOLS_LIST_NAME "agentd.tools"
 
@@ -32,6 +35,7 @@ struct tool_arg {
 	regex_t *re; /* pattern, compiled once when the registry is loaded */
 	char **enum_values; /* strings: the only values allowed, when n_enum > 0 */
 	size_t n_enum;
+	bool displayable; /* agentctl approvals may show its value (else only the digest) */
 };
 
 struct tool {
@@ -61,6 +65,9 @@ struct tool {
 	/* Programs the tool may execute besides exec[0] (a shell's commands): absolute paths */
 	char **programs;
 	size_t n_programs;
+	/* "approval": "required": each call waits for an operator (agentctl approve) */
+	bool approval;
+	unsigned int approval_timeout_sec; /* then it is denied */
 };
 
 struct tools_registry {
@@ -80,5 +87,9 @@ const char *tool_effect_name(enum tool_effect effect);
  * calls the tool's inputSchema. NULL when out of memory. */
 json_t *tool_input_schema(const struct tool *t);
 void tools_free(struct tools_registry *reg);
+/* Parses "approval" ("required" or "none") and "approval_timeout" (a duration) of obj at ptr,
+ * for the registry's tools and the policies' grants; errors go to errs. */
+void tools_parse_approval(struct policy_errors *errs, const struct jdoc *d, const char *ptr,
+			  const json_t *obj, bool *required, unsigned int *timeout_sec);
 
 #endif

@@ -15,6 +15,8 @@
 #define ARG_PID (1U << 5)
 #define ARG_CGROUP (1U << 6)
 #define ARG_PARTIAL (1U << 7)
+#define ARG_APPROVAL (1U << 8)
+#define ARG_FOR (1U << 9)
 
 static const struct {
 	const char *name;
@@ -30,6 +32,9 @@ static const struct {
 	[CONTROL_AGENT_ATTACH] = { "agent.attach", ARG_NAME | ARG_PID | ARG_CGROUP | ARG_PARTIAL },
 	[CONTROL_AGENT_DETACH] = { "agent.detach", ARG_NAME | ARG_CGROUP },
 	[CONTROL_AGENT_INSPECT] = { "agent.inspect", ARG_NAME },
+	[CONTROL_APPROVAL_LS] = { "approval.ls", 0 },
+	[CONTROL_APPROVAL_APPROVE] = { "approval.approve", ARG_APPROVAL | ARG_FOR },
+	[CONTROL_APPROVAL_DENY] = { "approval.deny", ARG_APPROVAL },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
@@ -168,6 +173,29 @@ static int get_bool(json_t *v, const char *key, bool *out, struct control_error 
 	return 0;
 }
 
+static int get_approval(json_t *v, struct control_request *req, struct control_error *err)
+{
+	const char *s = json_string_value(v);
+
+	if (!s || !json_string_length(v) || json_string_length(v) > CONTROL_APPROVAL_ID_MAX ||
+	    strspn(s, "0123456789abcdef-") != json_string_length(v))
+		return fail(err, CONTROL_E_REQUEST,
+			    "\"approval\" must be an approval id: 1 to %d of [0-9a-f-]",
+			    CONTROL_APPROVAL_ID_MAX);
+	memcpy(req->approval, s, json_string_length(v) + 1);
+	return 0;
+}
+
+static int get_for(json_t *v, struct control_request *req, struct control_error *err)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > CONTROL_APPROVE_FOR_MAX)
+		return fail(err, CONTROL_E_REQUEST, "\"for\" must be seconds from 1 to %d",
+			    CONTROL_APPROVE_FOR_MAX);
+	req->for_sec = json_integer_value(v);
+	return 0;
+}
+
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
@@ -185,6 +213,10 @@ static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_
 		return get_path(v, key, req->tools, err);
 	if (!strcmp(key, "vars") && (allowed & ARG_VARS))
 		return get_vars(v, req, err);
+	if (!strcmp(key, "approval") && (allowed & ARG_APPROVAL))
+		return get_approval(v, req, err);
+	if (!strcmp(key, "for") && (allowed & ARG_FOR))
+		return get_for(v, req, err);
 	return fail(err, CONTROL_E_REQUEST, "%s takes no argument \"%.64s\"",
 		    control_cmd_name(req->cmd), key);
 }
@@ -248,6 +280,9 @@ static int get_fields(json_t *root, struct control_request *req, struct control_
 			    "agent.attach needs \"pid\" or \"cgroup\", not both");
 	if (req->cmd == CONTROL_AGENT_DETACH && !req->cgroup[0])
 		return fail(err, CONTROL_E_REQUEST, "agent.detach needs \"cgroup\"");
+	if ((allowed & ARG_APPROVAL) && !req->approval[0])
+		return fail(err, CONTROL_E_REQUEST, "%s needs \"approval\"",
+			    control_cmd_name(req->cmd));
 	return 0;
 }
 
@@ -294,6 +329,10 @@ json_t *control_request_json(const struct control_request *req)
 		json_object_set_new(doc, "cgroup", json_string(req->cgroup));
 	if (req->allow_partial)
 		json_object_set_new(doc, "allow_partial", json_true());
+	if (req->approval[0])
+		json_object_set_new(doc, "approval", json_string(req->approval));
+	if (req->for_sec)
+		json_object_set_new(doc, "for", json_integer(req->for_sec));
 	if (req->nvars) {
 		vars = json_object();
 		for (i = 0; vars && i < req->nvars; i++)

@@ -20,6 +20,8 @@
 #define CONTROL_VAR_NAME_MAX 63
 #define CONTROL_ID_MAX 9007199254740991LL /* 2^53 - 1: exact in every JSON reader */
 #define CONTROL_PID_MAX 4194304 /* PID_MAX_LIMIT */
+#define CONTROL_APPROVAL_ID_MAX 32 /* [0-9a-f-] */
+#define CONTROL_APPROVE_FOR_MAX 86400 /* seconds an approval may stand for later calls */
 
 enum control_cmd {
 	CONTROL_AGENT_ADD,
@@ -32,6 +34,9 @@ enum control_cmd {
 	CONTROL_AGENT_ATTACH,
 	CONTROL_AGENT_DETACH,
 	CONTROL_AGENT_INSPECT,
+	CONTROL_APPROVAL_LS,
+	CONTROL_APPROVAL_APPROVE,
+	CONTROL_APPROVAL_DENY,
 	CONTROL_CMD_MAX,
 };
 
@@ -52,6 +57,11 @@ struct control_request {
 	int pid; /* 0 when not given */
 	char cgroup[CONTROL_PATH_MAX + 1]; /* an absolute path, "" when not given */
 	bool allow_partial; /* attach where only cgroup-BPF can hold */
+	char approval[CONTROL_APPROVAL_ID_MAX + 1]; /* approval.approve, approval.deny */
+	unsigned int for_sec; /* approval.approve: later identical calls too, for so long; 0 */
+	/* Who asked: SO_PEERCRED of the connection, set by the server, never parsed. */
+	int peer_pid;
+	unsigned int peer_uid;
 };
 
 /* Error codes, stable: clients match on them. */
@@ -70,6 +80,7 @@ struct control_request {
 #define CONTROL_E_REFUSED "refused" /* it would confine agentd or cross another agent */
 #define CONTROL_E_PARTIAL "partial" /* only some layers would hold: allow_partial to go on */
 #define CONTROL_E_FAILED "failed" /* the kernel or the file system said no: errno in message */
+#define CONTROL_E_NO_APPROVAL "no-such-approval" /* decided, timed out, withdrawn, or never */
 
 struct control_error {
 	char code[32];
