@@ -8,11 +8,11 @@
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -103,27 +103,6 @@ static bool finding(const json_t *in, const char *severity, const char *boundary
 	return false;
 }
 
-/* Waits until the cgroup has a process: cgroup.events signals POLLPRI on every change. */
-static void wait_populated(const char *cg)
-{
-	char path[PATH_MAX + 16], buf[256];
-	struct pollfd pfd = { .events = POLLPRI };
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
-	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
-	ASSERT_OK(pfd.fd);
-	for (;;) {
-		n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
-		ASSERT(n > 0);
-		buf[n] = '\0';
-		if (strstr(buf, "populated 1"))
-			break;
-		ASSERT_EQ(poll(&pfd, 1, TEST_READY_MS), 1);
-	}
-	close(pfd.fd);
-}
-
 static void kill_pid(void *arg)
 {
 	kill((pid_t)(long)arg, SIGKILL);
@@ -185,13 +164,19 @@ static void attach(const char *name, pid_t pid)
 TEST(inspect_launched_agent_declared_equals_observed)
 {
 	struct env *e = setup();
-	char cg[PATH_MAX], out[65536];
+	const char *up[] = { "up", NULL };
+	char out[65536];
+	struct proc *run;
 	const json_t *p;
 	json_t *in;
 
-	test_daemon_add(&e->d, "t-run", e->policy, cg, sizeof(cg));
-	proc_start((char *[]){ "agentctl", "run", "t-run", "--", "sleep", "600", NULL });
-	wait_populated(cg);
+	test_daemon_add(&e->d, "t-run", e->policy, NULL, 0);
+	/* Ready once the command runs: agentctl run's child is in the cgroup from its first
+	 * instruction, before its layers are applied. */
+	run = proc_start((char *[]){ "agentctl", "run", "t-run", "--", "sh", "-c",
+				     "echo up; exec sleep 600", NULL });
+	if (!proc_wait_line(run, TEST_READY_MS, up))
+		FAIL("agentctl run: \"%s\"", run->buf);
 	ASSERT_EQ(inspect("t-run", &in), 0);
 	ASSERT(json_is_true(json_object_get(in, "consistent")));
 	ASSERT_EQ(json_integer_value(json_object_get(in, "processes_total")), 1);
@@ -443,5 +428,36 @@ TEST(inspect_sums_up_findings_past_the_replys_room)
 	f = json_array_get(json_object_get(in, "findings"), 40);
 	ASSERT_STREQ(json_string_value(json_object_get(f, "severity")), "high");
 	ASSERT(strstr(json_string_value(json_object_get(f, "seen")), "more findings"));
+	json_decref(in);
+}
+
+/* The cgroup index is what the programs read first: its word for the agent's cgroup cleared
+ * (through the pinned shared section, mapped) leaves the agent's tasks unidentified. */
+TEST(inspect_sees_the_cgroup_index_cleared_behind_agentds_back)
+{
+	struct env *e = setup();
+	char path[PATH_MAX + 32], cg[PATH_MAX];
+	struct agentd_shared *sh;
+	json_t *in;
+	__u64 id;
+	int fd;
+
+	test_daemon_add(&e->d, "t-idx", e->policy, cg, sizeof(cg));
+	ASSERT_EQ(inspect("t-idx", &in), 0);
+	ASSERT(matches(in, "cgroup"));
+	json_decref(in);
+	snprintf(path, sizeof(path), "%s/" AGENTD_SHARED_PIN, e->d.pins);
+	fd = bpf_obj_get(path);
+	ASSERT_OK(fd);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT(sh != MAP_FAILED);
+	close(fd);
+	ASSERT_OK(cgroup_id(cg, &id));
+	__atomic_store_n(&sh->cgroup_index[id & (AGENTD_CGROUP_INDEX_SLOTS - 1)], 0,
+			 __ATOMIC_RELAXED);
+	munmap(sh, sizeof(*sh));
+	ASSERT_EQ(inspect("t-idx", &in), 1);
+	ASSERT(!matches(in, "cgroup"));
+	ASSERT(finding(in, "critical", "cgroup", "the cgroup index does not name it"));
 	json_decref(in);
 }

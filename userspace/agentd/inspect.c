@@ -231,6 +231,7 @@ static void row_cgroup(struct inspection *in)
 {
 	struct row *r = &in->rows[BOUNDARY_CGROUP];
 	struct agent *a = in->a;
+	bool indexed = false;
 	__u32 id = 0;
 	size_t i;
 	int err;
@@ -243,6 +244,10 @@ static void row_cgroup(struct inspection *in)
 	if (!err)
 		say(r->observed, sizeof(r->observed), "agent %u", id);
 	r->match = r->match && !err && id == a->st.id;
+	if (observe_cgroup_index(in->d->e, a->cgroup, a->st.id, &indexed) || !indexed) {
+		say(r->observed, sizeof(r->observed), "; the cgroup index does not name it");
+		r->match = false;
+	}
 	for (i = 0; i < a->st.ncgroups; i++) {
 		err = observe_cgroup_agent(in->d->e, a->st.cgroups[i], &id);
 		if (err || id != a->st.id) {

@@ -403,6 +403,20 @@ int observe_cgroup_agent(const struct enforcer *e, const char *path, __u32 *agen
 	return 0;
 }
 
+int observe_cgroup_index(const struct enforcer *e, const char *path, __u32 agent_id, bool *names)
+{
+	__u64 id, word;
+	int err = cgroup_id(path, &id);
+
+	if (err)
+		return err;
+	word = __atomic_load_n(&e->shared->cgroup_index[id & (AGENTD_CGROUP_INDEX_SLOTS - 1)],
+			       __ATOMIC_RELAXED);
+	*names = word == agentd_cgroup_index_word(id, agent_id) ||
+		 word == AGENTD_CGROUP_INDEX_SEVERAL;
+	return 0;
+}
+
 /* Entries of a map whose value (valued) or key (else) holds the agent id at offset off. */
 static int count_agent(int fd, size_t ksz, size_t vsz, bool valued, size_t off, __u32 agent_id,
 		       size_t *n)

@@ -61,6 +61,9 @@ int expect_net_rules(const struct ruleset *rs, __u32 agent_id, __u32 gen,
 /* The agent agent_cgroups names for the cgroup at path: 0 and *agent_id, -ENOENT when it names
  * none, or -errno. */
 int observe_cgroup_agent(const struct enforcer *e, const char *path, __u32 *agent_id);
+/* Whether the cgroup index (agentd_shared, the kernel's memory mapped) sends the cgroup at path
+ * to agent_id: its word names the agent, or "several" (agent_cgroups decides). 0 or -errno. */
+int observe_cgroup_index(const struct enforcer *e, const char *path, __u32 agent_id, bool *names);
 /* Entries of agent_id in a map keyed by something and valued by agent id (broker_sockets), or
  * keyed by struct agentd_endpoint_key (endpoints). */
 int observe_broker_sockets(const struct enforcer *e, __u32 agent_id, size_t *n);
