@@ -58,6 +58,10 @@ struct tool {
 	/* Programs the tool may execute besides exec[0] (a shell's commands): absolute paths */
 	char **programs;
 	size_t n_programs;
+	/* A tool of an upstream MCP server (a "kind": "mcp" entry, named SERVER.TOOL): the
+	 * server's entry name, the tool's name on the server and the server's own policy file;
+	 * exec, env, secrets, ids, limits and programs are the server's. NULL for other tools. */
+	char *mcp_server, *mcp_tool, *mcp_policy;
 };
 
 struct tools_registry {
