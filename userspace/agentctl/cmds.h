@@ -29,6 +29,8 @@ int do_detach(int argc, char **argv);
 int do_agent(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_kill(int argc, char **argv);
+/* tools accept SERVER.TOOL (tools.c) */
+int do_tools(int argc, char **argv);
 int do_status(int argc, char **argv);
 /* agentd's counters, Prometheus text (metrics.c) */
 int do_metrics(int argc, char **argv);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "broker/broker.h"
 #include "daemon.h"
 #include "layers_status.h"
 #include "log.h"
@@ -846,6 +847,8 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 	case CONTROL_AGENT_ATTACH:
 	case CONTROL_AGENT_DETACH:
 		return do_attach(d, req);
+	case CONTROL_TOOLS_ACCEPT:
+		return broker_tools_accept(d, req);
 	default:
 		return do_status(d, req);
 	}

@@ -64,5 +64,9 @@ void broker_agent_down(struct daemon *d, struct agent *a);
 void broker_agent_reloaded(struct daemon *d, struct agent *a);
 void broker_agent_json(struct daemon *d, const struct agent *a, json_t *obj);
 void broker_status_json(struct daemon *d, json_t *reply);
+struct control_request;
+/* tools.accept: an upstream MCP tool's current digest becomes the accepted one
+ * (mcp_upstream.h); the control reply. */
+json_t *broker_tools_accept(struct daemon *d, const struct control_request *req);
 
 #endif
