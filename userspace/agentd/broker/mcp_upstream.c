@@ -368,7 +368,7 @@ static void on_in(void *ctx, int fd, uint32_t events)
 
 	(void)fd;
 	if (events & (EPOLLERR | EPOLLHUP))
-		server_down(s, "the server closed its stdin");
+		server_down(s, "the upstream server ended: it closed its stdin");
 	else
 		flush(s);
 }
@@ -382,7 +382,8 @@ static void on_exit_fd(void *ctx, int fd, uint32_t events)
 	if (waitpid(s->pid, &status, WNOHANG) <= 0)
 		return;
 	s->pid = -1;
-	server_down(s, "the server exited (%s %d)", WIFSIGNALED(status) ? "signal" : "status",
+	server_down(s, "the upstream server ended: it exited (%s %d)",
+		    WIFSIGNALED(status) ? "signal" : "status",
 		    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }
 
@@ -420,7 +421,7 @@ static void on_out(void *ctx, int fd, uint32_t events)
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
-		server_down(s, "the server closed its stdout");
+		server_down(s, "the upstream server ended: it closed its stdout");
 		return;
 	}
 	s->rlen += n;
