@@ -70,6 +70,12 @@ const char *proc_wait_line(struct proc *p, int timeout_ms, const char *const nee
 #define TEST_READY_MS 60000
 /* Signals the process and returns its exit status as from waitpid(). */
 int proc_stop(struct proc *p, int sig);
+/* agentctl audit follow --dir audit_dir, reading from the end of the log: started, and waited
+ * for until it has opened the log (inotify tells), so that no record after this is missed. */
+struct proc *test_audit_follower(const char *audit_dir);
+/* The calling test's own network namespace: lo up, with the IPv4 addresses addrs (n of them) on
+ * it as lo:1, lo:2, ... Traffic to them never leaves the machine. */
+void test_netns(const char *const addrs[], size_t n);
 
 /* Runs fn(arg) in a child placed in the cgroup at path from its first instruction (or outside
  * any agent when path is NULL); fn's return value is the child's exit status. Returns it, and

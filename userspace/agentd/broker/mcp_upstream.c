@@ -23,6 +23,7 @@
 #include "broker/broker_int.h"
 #include "broker/mcp_upstream.h"
 #include "kernel/cgroup.h"
+#include "kernel/enforcer.h"
 #include "log.h"
 #include "loop.h"
 #include "policy/policy.h"
@@ -72,6 +73,7 @@ struct server {
 	pid_t pid;
 	int pidfd, in_fd, out_fd, timer_fd;
 	char cgroup[PATH_MAX + 160];
+	__u64 cgroup_id; /* held to its network in tool_runs while not 0 */
 	char *wbuf, *rbuf;
 	size_t wlen, rlen, rcap;
 	long long next_id, init_id, list_id;
@@ -145,7 +147,8 @@ static int conf_copy(const struct tool *t, struct tool *c)
 			    .limits = t->limits,
 			    .uid = t->uid,
 			    .gid = t->gid,
-			    .root = t->root };
+			    .root = t->root,
+			    .network_public = t->network_public };
 	c->name = strdup(t->mcp_server);
 	c->mcp_policy = strdup(t->mcp_policy);
 	c->exec = strv_copy(t->exec, t->n_exec, &oom);
@@ -180,6 +183,7 @@ static bool conf_matches(const struct tool *c, const struct tool *t)
 	       strv_equal(c->secrets, c->n_secrets, t->secrets, t->n_secrets) &&
 	       strv_equal(c->programs, c->n_programs, t->programs, t->n_programs) &&
 	       c->uid == t->uid && c->gid == t->gid && c->root == t->root &&
+	       c->network_public == t->network_public &&
 	       !memcmp(&c->limits, &t->limits, sizeof(c->limits));
 }
 
@@ -296,6 +300,10 @@ static void server_down(struct server *s, const char *fmt, ...)
 	unwatch(s, &s->timer_fd);
 	if (s->cgroup[0] && rmdir(s->cgroup) && errno != ENOENT)
 		log_warn("mcp %s: removing %s: %s\n", s->conf.name, s->cgroup, strerror(errno));
+	/* The network rule goes after the cgroup: never while a process could be there. */
+	if (s->cgroup_id && enforcer_remove_tool_run(s->h->env.enforcer, s->cgroup_id))
+		log_warn("mcp %s: forgetting its network rule, ignoring\n", s->conf.name);
+	s->cgroup_id = 0;
 	s->cgroup[0] = '\0';
 	free(s->wbuf);
 	s->wbuf = NULL;
@@ -585,6 +593,30 @@ static int limits_set(const char *cg, const struct limits *l)
 	return e ? e : missing[0] ? -EOPNOTSUPP : 0;
 }
 
+/* Held to its network before anything runs in its cgroup; a server that cannot be is not run. */
+static int hold_network(struct server *s)
+{
+	__u64 id;
+	int e;
+
+	if (!s->h->env.enforcer)
+		return 0;
+	e = cgroup_id(s->cgroup, &id);
+	/* A public server resolves names: the host's name servers, as for a public tool. */
+	if (!e && s->conf.network_public)
+		e = resolvers_sync(s->h->env.enforcer);
+	if (!e)
+		e = enforcer_add_tool_run(s->h->env.enforcer, id, 0,
+					  s->conf.network_public ? AGENTD_TOOL_NET_PUBLIC
+								 : AGENTD_TOOL_NET_NONE);
+	if (e)
+		snprintf(s->error, sizeof(s->error), "holding its cgroup to its network: %s",
+			 strerror(-e));
+	else
+		s->cgroup_id = id;
+	return e;
+}
+
 static int server_start(struct server *s)
 {
 	struct sandbox_seccomp sc;
@@ -616,6 +648,8 @@ static int server_start(struct server *s)
 		s->cgroup[0] = '\0';
 	if (!err)
 		err = limits_set(s->cgroup, &s->conf.limits);
+	if (!err)
+		err = hold_network(s);
 	if (!err)
 		err = spawn(s, &spec);
 	close(ruleset);

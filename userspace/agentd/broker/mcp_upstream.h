@@ -18,6 +18,7 @@
 #include "policy/tools.h"
 
 struct loop;
+struct enforcer;
 struct mcp_hub;
 struct mcp_pending;
 
@@ -27,6 +28,9 @@ struct mcp_hub_env {
 	const char *tools_cg; /* the servers' cgroups go below it */
 	rlim_t nofile;
 	int landlock_abi;
+	/* Each server's cgroup is held to its entry's "network" (net.bpf.c's tool runs, for no
+	 * agent); NULL: no network programs here. */
+	struct enforcer *enforcer;
 };
 
 /* How a call ended: code NULL when the server answered (text, is_error), else a broker error

@@ -15,8 +15,8 @@ struct ctx {
 static const char *const tool_keys[] = { "name",    "effect",	"exec",	       "builtin",
 					 "args",    "timeout",	"output_cap",  "env",
 					 "secrets", "limits",	"uid",	       "gid",
-					 "user",    "programs", "description", "kind",
-					 "policy",  "tools",	NULL };
+					 "user",    "programs", "description", "network",
+					 "kind",    "policy",	"tools",       NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
@@ -476,6 +476,27 @@ static void parse_programs(struct ctx *c, const char *ptr, const json_t *o, stru
 					  "an absolute path without placeholders");
 }
 
+/* "network": "none" (the default) or "public" (docs/BROKER.md). */
+static void parse_network(struct ctx *c, const char *ptr, const json_t *o, struct tool *t,
+			  bool builtin)
+{
+	static const char *const nets[] = { "none", "public" };
+	char at[JPTR_MAX];
+	json_t *v = field(c, ptr, o, "network", JSON_STRING, "\"none\" or \"public\"", at);
+	int n;
+
+	if (!v)
+		return;
+	if (builtin) {
+		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no network");
+		return;
+	}
+	n = one_of(json_string_value(v), nets, 2);
+	if (n < 0)
+		enum_error(c, at, v, "none, public");
+	t->network_public = n == 1;
+}
+
 static void parse_name(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
 {
 	char at[JPTR_MAX], found[80];
@@ -525,6 +546,7 @@ static void parse_run(struct ctx *c, const char *ptr, const json_t *o, struct to
 					 "a variable name matching [A-Z_][A-Z0-9_]*");
 	parse_ids(c, ptr, o, t, has_builtin);
 	parse_programs(c, ptr, o, t, has_builtin);
+	parse_network(c, ptr, o, t, has_builtin);
 	v = field(c, ptr, o, "limits", JSON_OBJECT, "an object", at);
 	if (v && has_builtin)
 		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no limits");
@@ -606,7 +628,8 @@ static void mcp_tool(struct ctx *c, const struct tool *server, const char *polic
 			    .uid = server->uid,
 			    .gid = server->gid,
 			    .root = server->root,
-			    .n_programs = server->n_programs };
+			    .n_programs = server->n_programs,
+			    .network_public = server->network_public };
 	if (asprintf(&t->name, "%s.%s", server->name, name) < 0) {
 		t->name = NULL;
 		c->err = -ENOMEM;
