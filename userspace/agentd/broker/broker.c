@@ -7,7 +7,7 @@
  * Over 800 lines, kept whole for now: connections, calls, tool runs and the agents' sockets
  * share struct broker, bagent, bconn and call, whose lifetimes (a call outliving its connection,
  * a connection outliving a reload) are checked here in one place. The tool runner itself is
- * broker_exec.c; the next split is the run's preparation (env, secrets, ruleset: start_run()).
+ * broker_exec.c, a run's secrets and ruleset tool_prep.c, upstream MCP servers mcp_upstream.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -53,7 +53,6 @@
 /* Reply bytes of one agent handed to its worker and not yet sent (the agent does not read):
  * past this, new calls are refused and a reply to queue ends its connection. */
 #define AGENT_QUEUED_MAX (32ULL << 20)
-#define SECRETS_DIR "secrets" /* in the state directory */
 #define TOOL_PATH_ENV "PATH=/usr/local/bin:/usr/bin:/bin"
 #define CONN_SLOT_BITS 8 /* BROKER_CONNS_MAX */
 
@@ -514,33 +513,6 @@ static void mcp_call_done(void *ctx, const struct mcp_result *r)
 	call_free(call);
 }
 
-int broker_secret_read(const char *state_dir, const char *name, char *buf, size_t bufsz,
-		       size_t *len)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "%s/%s/%s", state_dir, SECRETS_DIR, name);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077) ||
-	    (size_t)st.st_size >= bufsz)
-		err = -EPERM;
-	n = err ? 0 : read(fd, buf, bufsz - 1);
-	close(fd);
-	if (!err && n < 0)
-		err = -errno;
-	if (err)
-		return err;
-	if (n && buf[n - 1] == '\n')
-		n--;
-	*len = n;
-	return 0;
-}
-
 /* One argv element with its {name} placeholders replaced. */
 static char *expand(const char *tmpl, const json_t *args)
 {
@@ -632,43 +604,6 @@ static int build_env(struct broker *b, const struct tool *t, char ***envp, size_
 	if (err == -ENOMEM)
 		snprintf(why, whysz, "out of memory");
 	return err;
-}
-
-/*
- * What the run may reach: the caller's file rights (read-only unless the tool actuates), its own
- * programs, as a Landlock ruleset. Without Landlock nothing would hold a tool to its caller's
- * files: the call is refused (fail closed). Returns the ruleset fd, or -errno with why.
- */
-int broker_tool_ruleset(int abi, const struct policy *p, const struct tool *t, char *why,
-			size_t whysz)
-{
-	struct landlock_plan *plan = NULL;
-	const char *bad = "?";
-	int fd;
-
-	if (abi < 1) {
-		snprintf(why, whysz,
-			 "Landlock is not available here (%s): nothing would hold the tool to the "
-			 "agent's files: not run",
-			 strerror(-abi));
-		return -EOPNOTSUPP;
-	}
-	fd = tool_sandbox_plan(p, t, abi, &plan, why, whysz);
-	if (!fd) {
-		fd = landlock_open(plan, &bad);
-		if (fd)
-			snprintf(why, whysz, "the tool's sandbox: %s: %s", bad,
-				 landlock_strerror(fd));
-	} else if (fd != -EPERM) {
-		snprintf(why, whysz, "the tool's sandbox: %s", strerror(-fd));
-	}
-	if (!fd) {
-		fd = landlock_ruleset(plan);
-		if (fd < 0)
-			snprintf(why, whysz, "the tool's Landlock ruleset: %s", strerror(-fd));
-	}
-	landlock_plan_free(plan);
-	return fd;
 }
 
 static int start_run(struct broker *b, struct call *call, const struct tool *t, const json_t *args,
