@@ -295,7 +295,8 @@ static const char up_tools_fmt[] =
 	"  \"env\": {\"DESC_FILE\": \"%s/up/desc.txt\"}, \"secrets\": [\"UP_TOKEN\"],\n"
 	"  \"policy\": \"%s/up/policy.json\",\n"
 	"  \"tools\": {\"echo\": {\"effect\": \"observe\"}, \"env\": {\"effect\": \"observe\"},\n"
-	"            \"crash\": {\"effect\": \"observe\"}, \"write\": {\"effect\": \"actuate\"}}}\n"
+	"            \"crash\": {\"effect\": \"observe\"}, \"self\": {\"effect\": \"observe\"},\n"
+	"            \"write\": {\"effect\": \"actuate\"}}}\n"
 	"]}\n";
 
 /* The server's own policy: it reads the system and its code, writes nothing. */
@@ -336,7 +337,7 @@ static struct mcp_env *setup_upstream(void)
 	snprintf(path, sizeof(path), "%s/secrets/UP_TOKEN", e.d.state);
 	test_write(path, UP_SECRET "\n", 0600);
 	test_daemon_start(&e.d, "--allow-partial", NULL);
-	add_agent(&e, "t-up", "\"noop\", \"up.echo\", \"up.env\", \"up.crash\"");
+	add_agent(&e, "t-up", "\"noop\", \"up.echo\", \"up.env\", \"up.crash\", \"up.self\"");
 	return &e;
 }
 

@@ -250,7 +250,7 @@ async function upstream() {
 	const client = await connect();
 	let { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort().join(',');
-	check('upstream: list', names === 'noop,up.crash,up.echo,up.env', `got ${names}`);
+	check('upstream: list', names === 'noop,up.crash,up.echo,up.env,up.self', `got ${names}`);
 	let echo = tools.find((t) => t.name === 'up.echo');
 	check('upstream: the server\'s description and schema',
 	      echo?.description === 'The echo tool.' &&
@@ -260,6 +260,11 @@ async function upstream() {
 	r = await client.callTool({ name: 'up.echo', arguments: { text: 'x'.repeat(40) } });
 	check('upstream: the server\'s schema holds', r.isError && /bad-args/.test(text(r)),
 	      JSON.stringify(r));
+	r = await client.callTool({ name: 'up.self', arguments: {} });
+	check('upstream: the server runs outside the agent, unprivileged and confined',
+	      /^uid=2147221504$/m.test(text(r)) && /tools\.broker\/mcp-up-/.test(text(r)) &&
+		      /^CapEff:\s+0+$/m.test(text(r)) && /^NoNewPrivs:\s+1$/m.test(text(r)) &&
+		      /^Seccomp:\s+2$/m.test(text(r)), JSON.stringify(r));
 	r = await client.callTool({ name: 'up.env', arguments: {} });
 	check('upstream: the secret is redacted', text(r) === 'token=[REDACTED:secret]', JSON.stringify(r));
 	r = await client.callTool({ name: 'up.crash', arguments: {} });

@@ -6,6 +6,7 @@
 //   env {}        answers token=$UP_TOKEN (a secret agentd injects: the reply is redacted)
 //   crash {}      the server exits in the middle of the call
 //   write {path}  an actuating tool (report-only agents may not be granted it)
+//   self {}       the server's uid, cgroup and confinement, from /proc/self
 import { readFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -25,5 +26,11 @@ server.registerTool('crash', { description: 'Exits mid-call.', inputSchema: {} }
 server.registerTool('write', {
 	description: 'Writes nothing, but says it would.', inputSchema: { path: z.string() },
 }, async ({ path }) => text(`would write ${path}`));
+
+server.registerTool('self', { description: 'Says how the server runs.', inputSchema: {} },
+	async () => text([`uid=${process.getuid()}`,
+		readFileSync('/proc/self/cgroup', 'utf8').trim(),
+		...readFileSync('/proc/self/status', 'utf8').split('\n')
+			.filter((l) => /^(CapEff|NoNewPrivs|Seccomp):/.test(l))].join('\n')));
 
 await server.connect(new StdioServerTransport());
