@@ -282,3 +282,119 @@ TEST(mcp_cancelled_call_runs_but_is_not_answered)
 	expect_audit(log, (const char *[]){ "\"op\":\"tool-call\"", "\"agent_name\":\"t-a\"",
 					    "\"name\":\"hold\"", "outcome=ok exit=0", NULL });
 }
+
+/* ---- upstream MCP servers: selftests/mcp/upstream-server.mjs as the registry's "up" ---- */
+
+#define UP_SECRET "up-Secret-7f3a9c2e"
+
+static const char up_tools_fmt[] =
+	"{\"tools\": [\n"
+	" {\"name\": \"noop\", \"effect\": \"observe\", \"builtin\": \"noop\"},\n"
+	" {\"name\": \"up\", \"kind\": \"mcp\",\n"
+	"  \"exec\": [\"/usr/bin/node\", \"%s/selftests/mcp/upstream-server.mjs\"],\n"
+	"  \"env\": {\"DESC_FILE\": \"%s/up/desc.txt\"}, \"secrets\": [\"UP_TOKEN\"],\n"
+	"  \"policy\": \"%s/up/policy.json\",\n"
+	"  \"tools\": {\"echo\": {\"effect\": \"observe\"}, \"env\": {\"effect\": \"observe\"},\n"
+	"            \"crash\": {\"effect\": \"observe\"}, \"self\": {\"effect\": \"observe\"},\n"
+	"            \"write\": {\"effect\": \"actuate\"}}}\n"
+	"]}\n";
+
+/* The server's own policy: it reads the system and its code, writes nothing. */
+static const char up_policy[] =
+	"{\"name\": \"up-server\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", \"exec\"]},"
+	" {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
+	" \"network\": {\"sockets\": [\"unix\"]}}\n";
+
+static void write_up_registry(struct mcp_env *e, char *tools_path, size_t sz)
+{
+	char text[4 * PATH_MAX], path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/up", e->d.dir);
+	ASSERT_OK(mkdir(path, 0755));
+	snprintf(path, sizeof(path), "%s/up/desc.txt", e->d.dir);
+	test_write(path, "The echo tool.\n", 0666);
+	snprintf(path, sizeof(path), "%s/up/policy.json", e->d.dir);
+	test_write(path, up_policy, 0644);
+	snprintf(text, sizeof(text), up_tools_fmt, e->top, e->d.dir, e->d.dir);
+	snprintf(tools_path, sz, "%s/tools.json", e->d.dir);
+	test_write(tools_path, text, 0644);
+}
+
+static struct mcp_env *setup_upstream(void)
+{
+	static struct mcp_env e;
+	char path[sizeof(e.d.state) + 32];
+
+	memset(&e, 0, sizeof(e));
+	find_node(&e);
+	test_daemon_init(&e.d, "mcpup");
+	/* The server runs as an id of its own: it reaches its description, not the rest. */
+	ASSERT_OK(chmod(e.d.dir, 0711));
+	write_up_registry(&e, path, sizeof(path));
+	ASSERT_OK(mkdir(e.d.state, 0700));
+	snprintf(path, sizeof(path), "%s/secrets", e.d.state);
+	ASSERT_OK(mkdir(path, 0700));
+	snprintf(path, sizeof(path), "%s/secrets/UP_TOKEN", e.d.state);
+	test_write(path, UP_SECRET "\n", 0600);
+	test_daemon_start(&e.d, "--allow-partial", NULL);
+	add_agent(&e, "t-up", "\"noop\", \"up.echo\", \"up.env\", \"up.crash\", \"up.self\"");
+	return &e;
+}
+
+TEST(mcp_upstream_server_tools_served_under_policy)
+{
+	static char log[1 << 20];
+	struct mcp_env *e = setup_upstream();
+	char desc[sizeof(e->d.dir) + 32], out[16384];
+	int status;
+
+	snprintf(desc, sizeof(desc), "%.255s/up/desc.txt", e->d.dir);
+	expect_client_ok(e, (const char *[]){ "upstream", "t-up", desc, NULL });
+	/* The secret is the server's: the agent's environment does not have it. */
+	status = agentctl_run(out, sizeof(out), "run", "t-up", "--", "/usr/bin/env", NULL);
+	if (status || !strstr(out, "PATH=") || strstr(out, UP_SECRET) || strstr(out, "UP_TOKEN"))
+		FAIL("agentctl run t-up -- env: exit %d:\n%s", status, out);
+	stop_and_read_audit(e, log, sizeof(log));
+	expect_audit(log, (const char *[]){ "\"op\":\"tool-call\"", "\"agent_name\":\"t-up\"",
+					    "\"name\":\"up.echo\"", "outcome=ok", NULL });
+	expect_audit(log, (const char *[]){ "\"agent_name\":\"t-up\"", "\"name\":\"up.env\"",
+					    "redacted=1", NULL });
+	expect_audit(log, (const char *[]){ "\"op\":\"tool-refused\"", "\"name\":\"up.echo\"",
+					    "outcome=denied", "changed", NULL });
+	expect_audit(log, (const char *[]){ "\"op\":\"tool-refused\"", "\"name\":\"up.echo\"",
+					    "outcome=bad-args", NULL });
+	expect_audit(log, (const char *[]){ "\"name\":\"up.crash\"", "outcome=failed",
+					    "server ended", NULL });
+	if (strstr(log, UP_SECRET))
+		FAIL("the upstream server's secret is in the audit log");
+	expect_schema_valid(e);
+}
+
+/* A report-only agent cannot be granted an upstream tool that actuates: policy check says so. */
+TEST(mcp_upstream_actuate_tool_refused_to_report_only)
+{
+	struct mcp_env e;
+	char tools[PATH_MAX + 32], policy[PATH_MAX + 32], out[4096];
+	int status;
+
+	memset(&e, 0, sizeof(e));
+	snprintf(e.top, sizeof(e.top), "%s/..", test_bin_dir());
+	test_tmpdir(e.d.dir, sizeof(e.d.dir), "mcpup-check");
+	write_up_registry(&e, tools, sizeof(tools));
+	snprintf(policy, sizeof(policy), "%s/r.json", e.d.dir);
+	test_write(policy,
+		   "{\"name\": \"r\", \"mode\": \"report-only\", \"tools\": [\"up.echo\", "
+		   "\"up.write\"]}\n",
+		   0644);
+	status = agentctl_run(out, sizeof(out), "policy", "check", "--tools", tools, policy, NULL);
+	if (!status || !strstr(out, "found \"up.write\", which actuates"))
+		FAIL("policy check of a report-only policy granting up.write: exit %d: %s", status,
+		     out);
+	test_write(policy,
+		   "{\"name\": \"r\", \"mode\": \"report-only\", \"tools\": [\"up.echo\"]}\n",
+		   0644);
+	status = agentctl_run(out, sizeof(out), "policy", "check", "--tools", tools, policy, NULL);
+	if (status)
+		FAIL("policy check of a report-only policy granting up.echo: exit %d: %s", status,
+		     out);
+}

@@ -421,3 +421,59 @@ TEST(tools_approval_and_displayable)
 		"\"args\": {\"x\": {\"type\": \"string\", \"displayable\": 1}}}]}",
 		"/tools/0/args/x/displayable: expected true or false");
 }
+
+/* A "kind": "mcp" entry: the server's tools become SERVER.TOOL, each with its effect and the
+ * server's run; what such an entry may not say is refused with its place. */
+TEST(tools_mcp_server_entry)
+{
+	static const char json[] =
+		"{\"tools\": [{\"name\": \"up\", \"kind\": \"mcp\", \"exec\": [\"/usr/bin/node\", "
+		"\"/s.mjs\"],\n \"secrets\": [\"UP_TOKEN\"], \"policy\": \"/p.json\", \"uid\": "
+		"5000,\n"
+		" \"tools\": {\"echo\": {\"effect\": \"observe\"}, \"write\": {\"effect\": "
+		"\"actuate\"}}}]}";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+	const struct tool *t;
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), 0);
+	ASSERT_EQ(reg->n, 2);
+	ASSERT(tools_find(reg, "up") == NULL);
+	t = tools_find(reg, "up.write");
+	ASSERT(t && t->effect == TOOL_ACTUATE && !t->builtin);
+	ASSERT_STREQ(t->mcp_server, "up");
+	ASSERT_STREQ(t->mcp_tool, "write");
+	ASSERT_STREQ(t->mcp_policy, "/p.json");
+	ASSERT_STREQ(t->exec[1], "/s.mjs");
+	ASSERT_STREQ(t->secrets[0], "UP_TOKEN");
+	ASSERT_EQ(t->uid, 5000);
+	t = tools_find(reg, "up.echo");
+	ASSERT(t && t->effect == TOOL_OBSERVE);
+	tools_free(reg);
+
+	refused("{\"tools\": [{\"name\": \"up\", \"kind\": \"mcp\", \"exec\": [\"/x\"], "
+		"\"policy\": \"/p\", \"effect\": \"observe\", \"tools\": {\"a\": {\"effect\": "
+		"\"observe\"}}}]}",
+		"/tools/0/effect: an MCP server's entry takes no effect: each of its tools has its "
+		"own effect");
+	refused("{\"tools\": [{\"name\": \"up\", \"kind\": \"mcp\", \"exec\": [\"/x\"], "
+		"\"tools\": {\"a\": {\"effect\": \"observe\"}}}]}",
+		"/tools/0/policy: missing required field; expected the server's own policy file");
+	refused("{\"tools\": [{\"name\": \"up\", \"kind\": \"mcp\", \"exec\": [\"/x\"], "
+		"\"policy\": \"/p\", \"tools\": {\"a\": {\"effect\": \"destroy\"}}}]}",
+		"/tools/0/tools/a/effect: expected one of observe, report, actuate");
+	refused("{\"tools\": [{\"name\": \"up\", \"kind\": \"mcp\", \"exec\": [\"/x\"], "
+		"\"policy\": \"/p\", \"tools\": {}}]}",
+		"/tools/0/tools: expected the server's tools agentd offers");
+	refused("{\"tools\": [{\"name\": \"up\", \"kind\": \"smtp\", \"exec\": [\"/x\"]}]}",
+		"/tools/0/kind: expected one of mcp");
+	refused("{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"policy\": \"/p\"}]}",
+		"/tools/0/policy: only an MCP server's entry (\"kind\": \"mcp\") takes policy");
+	refused("{\"tools\": [{\"name\": \"up.echo\", \"effect\": \"observe\", \"builtin\": "
+		"\"noop\"},\n {\"name\": \"up\", \"kind\": \"mcp\", \"exec\": [\"/x\"], "
+		"\"policy\": "
+		"\"/p\", \"tools\": {\"echo\": {\"effect\": \"observe\"}}}]}",
+		"/tools/1/name: expected a unique name; found \"up.echo\" again (first at "
+		"/tools/0)");
+}

@@ -31,6 +31,8 @@ int do_detach(int argc, char **argv);
 int do_agent(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_kill(int argc, char **argv);
+/* tools accept SERVER.TOOL (tools.c) */
+int do_tools(int argc, char **argv);
 int do_status(int argc, char **argv);
 /* inspect NAME [--fail-on SEVERITY] (inspect.c) */
 int do_inspect(int argc, char **argv);

@@ -58,6 +58,8 @@ static const struct cmd {
 	  "                   exits with CMD's status (128+N: killed by N; 125: --require full\n"
 	  "                   and a rule is not enforced here)" },
 	{ "kill", do_kill, "kill NAME        SIGKILL every process of the agent (it stays)" },
+	{ "tools", do_tools,
+	  "tools accept SERVER.TOOL   serve an upstream MCP tool that changed, as listed now" },
 	{ "attach", do_attach,
 	  "attach NAME      live view: one line per decision or tool call of the agent, as it\n"
 	  "                   happens, until interrupted (--json: the audit records; --socket "

@@ -858,6 +858,8 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 	case CONTROL_APPROVAL_APPROVE:
 	case CONTROL_APPROVAL_DENY:
 		return approval_handle(d, req);
+	case CONTROL_TOOLS_ACCEPT:
+		return broker_tools_accept(d, req);
 	default:
 		return do_status(d, req);
 	}

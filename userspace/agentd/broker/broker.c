@@ -7,7 +7,7 @@
  * Over 800 lines, kept whole for now: connections, calls, tool runs and the agents' sockets
  * share struct broker, bagent, bconn and call, whose lifetimes (a call outliving its connection,
  * a connection outliving a reload) are checked here in one place. The tool runner itself is
- * broker_exec.c; the next split is the run's preparation (env, secrets, ruleset: start_run()).
+ * broker_exec.c, a run's secrets and ruleset tool_prep.c, upstream MCP servers mcp_upstream.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +35,7 @@
 #include "broker/approval.h"
 #include "broker/broker.h"
 #include "broker/broker_int.h"
+#include "broker/mcp_upstream.h"
 #include "kernel/cgroup.h"
 #include "kernel/enforcer.h"
 #include "daemon.h"
@@ -43,6 +44,7 @@
 #include "kernel/probe.h"
 #include "spawn.h"
 #include "sandbox/tool_sandbox.h"
+#include "wire/control.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -52,7 +54,6 @@
 /* Reply bytes of one agent handed to its worker and not yet sent (the agent does not read):
  * past this, new calls are refused and a reply to queue ends its connection. */
 #define AGENT_QUEUED_MAX (32ULL << 20)
-#define SECRETS_DIR "secrets" /* in the state directory */
 #define TOOL_PATH_ENV "PATH=/usr/local/bin:/usr/bin:/bin"
 #define CONN_SLOT_BITS 8 /* BROKER_CONNS_MAX */
 
@@ -109,6 +110,7 @@ struct call {
 	__u64 args_len;
 	unsigned char args_sha[32];
 	struct tool_run *run;
+	struct mcp_pending *mcp; /* a call of an upstream MCP server's tool (mcp_upstream.c) */
 	struct call *next;
 };
 
@@ -125,6 +127,7 @@ struct broker {
 	int landlock_abi; /* what holds tools to their callers' files; -errno: none, tools refused */
 	char tools_missing[64]; /* controllers tool cgroups do not get here: "cpu, memory, pids" */
 	struct broker_stats stats;
+	struct mcp_hub *mcp;
 };
 
 static struct broker *the_broker;
@@ -470,31 +473,37 @@ static void call_done(void *ctx, struct tool_run *run, const struct tool_run_res
 	call_free(call);
 }
 
-/* <state-dir>/secrets/NAME: a root-owned regular file no one else may read. */
-static int secret_read(struct broker *b, const char *name, char *buf, size_t bufsz, size_t *len)
+/* An upstream tool's call ended: as an exec tool's (the server's answer), or refused by the hub
+ * (not offered, changed since accepted, off the server's schema). */
+static void mcp_call_done(void *ctx, const struct mcp_result *r)
 {
-	char path[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-	int fd, err = 0;
+	struct broker_output out = { r->text ? r->text : "", r->len }, none = { "", 0 };
+	struct call *call = ctx;
+	struct broker *b = call->b;
+	bool ran = !r->code || !strcmp(r->code, BROKER_E_TIMEOUT);
+	const char *outcome = !call->ba ? "killed" : r->code ? r->code : "ok";
 
-	snprintf(path, sizeof(path), "%s/%s/%s", b->d->o->state_dir, SECRETS_DIR, name);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077) ||
-	    (size_t)st.st_size >= bufsz)
-		err = -EPERM;
-	n = err ? 0 : read(fd, buf, bufsz - 1);
-	close(fd);
-	if (!err && n < 0)
-		err = -errno;
-	if (err)
-		return err;
-	if (n && buf[n - 1] == '\n')
-		n--;
-	*len = n;
-	return 0;
+	call->mcp = NULL;
+	if (call->ba && r->code)
+		reply(call->ba, call->conn, broker_reply_error(call->id, r->code, r->message));
+	else if (call->ba)
+		reply(call->ba, call->conn,
+		      broker_reply_ok(call->id, r->is_error ? 1 : 0, out, none, r->truncated,
+				      r->redacted));
+	if (ran || !call->ba)
+		audit_call(b, &call->who, call->tool, true, call->args_len, call->args_sha,
+			   out.data, out.len,
+			   "outcome=%s exit=%d duration_us=%llu truncated=%s redacted=%u "
+			   "upstream=mcp",
+			   outcome, r->is_error ? 1 : 0, (unsigned long long)r->duration_us,
+			   r->truncated ? "true" : "false", r->redacted);
+	else
+		audit_call(b, &call->who, call->tool, false, call->args_len, call->args_sha, NULL,
+			   0, "outcome=%s reason=%s", r->code, r->message);
+	if (call->ba && !ran)
+		call->ba->refused++;
+	count_call(b, call->tool, true, outcome, ran ? r->duration_us / 1e6 : -1);
+	call_free(call);
 }
 
 /* One argv element with its {name} placeholders replaced. */
@@ -568,7 +577,7 @@ static int build_env(struct broker *b, const struct tool *t, char ***envp, size_
 	for (i = 0; i < t->n_env; i++)
 		env[k++] = strdup(t->env[i]);
 	for (i = 0; !err && i < t->n_secrets; i++) {
-		err = secret_read(b, t->secrets[i], val, sizeof(val), &len);
+		err = broker_secret_read(b->d->o->state_dir, t->secrets[i], val, sizeof(val), &len);
 		if (err) {
 			snprintf(why, whysz, "secret %s unavailable: %s", t->secrets[i],
 				 strerror(-err));
@@ -590,43 +599,6 @@ static int build_env(struct broker *b, const struct tool *t, char ***envp, size_
 	return err;
 }
 
-/*
- * What the run may reach: the caller's file rights (read-only unless the tool actuates), its own
- * programs, as a Landlock ruleset. Without Landlock nothing would hold a tool to its caller's
- * files: the call is refused (fail closed). Returns the ruleset fd, or -errno with why.
- */
-static int tool_ruleset(const struct broker *b, const struct agent *a, const struct tool *t,
-			char *why, size_t whysz)
-{
-	struct landlock_plan *plan = NULL;
-	const char *bad = "?";
-	int fd;
-
-	if (b->landlock_abi < 1) {
-		snprintf(why, whysz,
-			 "Landlock is not available here (%s): nothing would hold the tool to the "
-			 "agent's files: not run",
-			 strerror(-b->landlock_abi));
-		return -EOPNOTSUPP;
-	}
-	fd = tool_sandbox_plan(a->policy, t, b->landlock_abi, &plan, why, whysz);
-	if (!fd) {
-		fd = landlock_open(plan, &bad);
-		if (fd)
-			snprintf(why, whysz, "the tool's sandbox: %s: %s", bad,
-				 landlock_strerror(fd));
-	} else if (fd != -EPERM) {
-		snprintf(why, whysz, "the tool's sandbox: %s", strerror(-fd));
-	}
-	if (!fd) {
-		fd = landlock_ruleset(plan);
-		if (fd < 0)
-			snprintf(why, whysz, "the tool's Landlock ruleset: %s", strerror(-fd));
-	}
-	landlock_plan_free(plan);
-	return fd;
-}
-
 static int start_run(struct broker *b, struct call *call, const struct tool *t, const json_t *args,
 		     char *why, size_t whysz)
 {
@@ -638,7 +610,7 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 	size_t i, n_env = 0;
 	int err = argv ? 0 : -ENOMEM, ruleset;
 
-	ruleset = tool_ruleset(b, call->ba->a, t, why, whysz);
+	ruleset = broker_tool_ruleset(b->landlock_abi, call->ba->a->policy, t, why, whysz);
 	if (ruleset < 0) {
 		free(argv);
 		return ruleset;
@@ -733,6 +705,18 @@ static void builtin(struct bagent *ba, struct bconn *c, const struct broker_requ
 	count_call(ba->b, req->tool, true, "ok", (now_ns() - t0) / 1e9);
 }
 
+/* An upstream tool as its server lists it, when offered and accepted; else NULL. */
+static json_t *mcp_tool_json(const struct tool *t)
+{
+	const char *desc;
+	json_t *schema;
+
+	if (mcp_hub_describe(the_broker->mcp, t, &desc, &schema))
+		return NULL;
+	return json_pack("{ss ss sO ss}", "name", t->name, "effect", tool_effect_name(t->effect),
+			 "inputSchema", schema, "description", desc);
+}
+
 /* The agent's granted tools as {"tools": [{"name", "description", "effect", "inputSchema"}]}. */
 static char *granted_json(const struct agent *a)
 {
@@ -745,8 +729,12 @@ static char *granted_json(const struct agent *a)
 		t = a->policy->tools[i].def;
 		if (!t)
 			continue;
-		o = json_pack("{ss ss so}", "name", t->name, "effect", tool_effect_name(t->effect),
-			      "inputSchema", tool_input_schema(t));
+		o = t->mcp_server ? mcp_tool_json(t)
+				  : json_pack("{ss ss so}", "name", t->name, "effect",
+					      tool_effect_name(t->effect), "inputSchema",
+					      tool_input_schema(t));
+		if (!o && t->mcp_server)
+			continue; /* not offered now */
 		if (!o ||
 		    (t->description &&
 		     json_object_set_new(o, "description", json_string(t->description))) ||
@@ -763,14 +751,13 @@ out:
  * TOOLS_LIST_NAME: answered by agentd from the agent's policy, audited as a call. With "watch":
  * true the connection gets the list again, under the same id, after each policy reload.
  */
+static void list_answer(struct bagent *ba, struct bconn *c, long long id, __u64 args_len,
+			const unsigned char *args_sha);
+
 static void list_tools(struct bagent *ba, struct bconn *c, const struct broker_request *req,
 		       __u64 args_len, const unsigned char *args_sha)
 {
 	json_t *watch = json_object_get(req->args, "watch");
-	struct broker_output none = { "", 0 }, out;
-	char *text = NULL;
-	struct caller who;
-	__u64 t0 = now_ns();
 
 	if (json_object_size(req->args) > (watch ? 1 : 0) || (watch && !json_is_boolean(watch))) {
 		refuse(ba, c, req->id, req->tool, args_len, args_sha, BROKER_E_ARGS,
@@ -781,22 +768,114 @@ static void list_tools(struct bagent *ba, struct bconn *c, const struct broker_r
 		c->watching = true;
 		c->watch_id = req->id;
 	}
+	list_answer(ba, c, req->id, args_len, args_sha);
+}
+
+/* A tools list waiting for an upstream server to list its tools. */
+struct list_wait {
+	struct bagent *ba;
+	__u32 conn;
+	long long id;
+	__u64 args_len;
+	unsigned char args_sha[32];
+};
+
+static void list_resume(void *ctx, bool gone)
+{
+	struct list_wait *w = ctx;
+	struct bconn *c = gone ? NULL : conn_get(w->ba, w->conn);
+
+	if (c)
+		list_answer(w->ba, c, w->id, w->args_len, w->args_sha);
+	free(w);
+}
+
+/* A granted upstream tool whose server is starting or listing: the list waits for it. */
+static bool list_waits(struct bagent *ba, struct bconn *c, long long id, __u64 args_len,
+		       const unsigned char *args_sha)
+{
+	const struct tool *t;
+	struct list_wait *w;
+	const char *desc;
+	json_t *schema;
+	size_t i;
+
+	for (i = 0; ba->a->policy && i < ba->a->policy->n_tools; i++) {
+		t = ba->a->policy->tools[i].def;
+		if (!t || !t->mcp_server ||
+		    mcp_hub_describe(ba->b->mcp, t, &desc, &schema) != -EAGAIN)
+			continue;
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return false;
+		*w = (struct list_wait){ .ba = ba, .conn = c->id, .id = id, .args_len = args_len };
+		memcpy(w->args_sha, args_sha, 32);
+		if (mcp_hub_wait(ba->b->mcp, t, list_resume, w, ba)) {
+			free(w);
+			return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+static void list_answer(struct bagent *ba, struct bconn *c, long long id, __u64 args_len,
+			const unsigned char *args_sha)
+{
+	struct broker_output none = { "", 0 }, out;
+	char *text = NULL;
+	struct caller who;
+	__u64 t0 = now_ns();
+
+	if (list_waits(ba, c, id, args_len, args_sha))
+		return;
 	text = granted_json(ba->a);
 	if (!text) {
-		refuse(ba, c, req->id, req->tool, args_len, args_sha, BROKER_E_FAILED,
+		refuse(ba, c, id, TOOLS_LIST_NAME, args_len, args_sha, BROKER_E_FAILED,
 		       "out of memory");
 		return;
 	}
 	out = (struct broker_output){ text, strlen(text) };
 	caller_of(ba, c, &who);
 	ba->calls++;
-	reply(ba, c->id, broker_reply_ok(req->id, 0, out, none, false, 0));
-	audit_call(ba->b, &who, req->tool, true, args_len, args_sha, text, out.len,
+	reply(ba, c->id, broker_reply_ok(id, 0, out, none, false, 0));
+	audit_call(ba->b, &who, TOOLS_LIST_NAME, true, args_len, args_sha, text, out.len,
 		   "outcome=ok exit=0 duration_us=%llu builtin=list",
 		   (unsigned long long)(now_ns() - t0) / 1000);
 	/* One reserved name: its own row, as a registry tool's. */
-	count_call(ba->b, req->tool, true, "ok", (now_ns() - t0) / 1e9);
+	count_call(ba->b, TOOLS_LIST_NAME, true, "ok", (now_ns() - t0) / 1e9);
 	free(text);
+}
+
+/* A call of an upstream tool: the hub checks the server's schema and the tool's digest, and may
+ * end the call before it returns (mcp_call_done() frees it). */
+static void mcp_call_start(struct bagent *ba, struct bconn *c, const struct broker_request *req,
+			   const struct tool *t, __u64 len, const unsigned char *sha)
+{
+	struct call *call = calloc(1, sizeof(*call));
+	int err;
+
+	if (!call) {
+		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_FAILED, "out of memory");
+		return;
+	}
+	*call = (struct call){
+		.b = ba->b, .ba = ba, .conn = c->id, .id = req->id, .args_len = len
+	};
+	caller_of(ba, c, &call->who);
+	snprintf(call->tool, sizeof(call->tool), "%s", req->tool);
+	memcpy(call->args_sha, sha, 32);
+	call->next = ba->b->calls;
+	ba->b->calls = call;
+	ba->calls++;
+	ba->in_flight++;
+	err = mcp_hub_call(ba->b->mcp, t, req->args, mcp_call_done, call, &call->mcp);
+	if (err) {
+		ba->calls--;
+		call_free(call);
+		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_FAILED,
+		       err == -ENOMEM ? "out of memory" : "the upstream server did not start");
+	}
 }
 
 /* The policy's checks, then the call (held first when it needs approval; approved: the id of
@@ -823,7 +902,7 @@ static void dispatch(struct bagent *ba, struct bconn *c, const struct broker_req
 	} else if (!t) {
 		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_DENIED,
 		       "the agent's policy does not grant this tool");
-	} else if (broker_args_check(t, req->args, &err)) {
+	} else if (!t->mcp_server && broker_args_check(t, req->args, &err)) {
 		refuse(ba, c, req->id, req->tool, len, sha, err.code, err.message);
 	} else if (ba->in_flight >= AGENT_CALLS_MAX) {
 		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_BUSY,
@@ -839,6 +918,8 @@ static void dispatch(struct bagent *ba, struct bconn *c, const struct broker_req
 	} else if (t->builtin) {
 		ba->calls++;
 		builtin(ba, c, req, t, len, sha);
+	} else if (t->mcp_server) {
+		mcp_call_start(ba, c, req, t, len, sha);
 	} else if (limits_unenforceable(b, t, why, sizeof(why))) {
 		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_FAILED, why);
 	} else if (!(call = calloc(1, sizeof(*call)))) {
@@ -1430,6 +1511,19 @@ int broker_start(struct daemon *d)
 		free(b);
 		return err;
 	}
+	err = mcp_hub_new(&(struct mcp_hub_env){ .loop = d->loop,
+						 .state_dir = d->o->state_dir,
+						 .tools_cg = b->tools_cg,
+						 .nofile = b->nofile,
+						 .landlock_abi = b->landlock_abi,
+						 .enforcer = d->e },
+			  &b->mcp);
+	if (err) {
+		if (b->sockets_map >= 0)
+			close(b->sockets_map);
+		free(b);
+		return err;
+	}
 	the_broker = b;
 	return approval_start(d, held_done);
 }
@@ -1444,9 +1538,12 @@ void broker_stop(struct daemon *d)
 	if (!b)
 		return;
 	approval_stop();
+	/* The servers go first: their calls' done never comes. */
+	mcp_hub_free(b->mcp);
 	while ((call = b->calls)) {
 		b->calls = call->next;
-		tool_run_abort(call->run);
+		if (call->run)
+			tool_run_abort(call->run);
 		free(call);
 	}
 	rmdir(b->tools_cg);
@@ -1468,6 +1565,39 @@ static int listen_at(struct bagent *ba)
 	}
 	ba->lfd = fd;
 	return 0;
+}
+
+static struct call *mcp_call_of(struct broker *b, const struct bagent *ba)
+{
+	struct call *call;
+
+	for (call = b->calls; call; call = call->next)
+		if (call->ba == ba && call->mcp)
+			return call;
+	return NULL;
+}
+
+/* The upstream servers of the agent's granted tools start before its first call. */
+static void start_servers(struct broker *b, const struct agent *a)
+{
+	size_t i;
+
+	for (i = 0; a->policy && i < a->policy->n_tools; i++)
+		if (a->policy->tools[i].def && a->policy->tools[i].def->mcp_server)
+			mcp_hub_start(b->mcp, a->policy->tools[i].def);
+}
+
+json_t *broker_tools_accept(struct daemon *d, const struct control_request *req)
+{
+	char why[256];
+
+	(void)d;
+	if (!the_broker)
+		return control_reply_error(req->id, CONTROL_E_UNSUPPORTED,
+					   "the broker is not running");
+	if (mcp_hub_accept(the_broker->mcp, req->tool, why, sizeof(why)))
+		return control_reply_error(req->id, CONTROL_E_FAILED, why);
+	return control_reply_ok(req->id);
 }
 
 int broker_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
@@ -1513,6 +1643,7 @@ int broker_agent_up(struct daemon *d, struct agent *a, char *why, size_t whysz)
 	}
 	sockets_map_add(ba);
 	a->broker = ba;
+	start_servers(b, a);
 	return 0;
 fail:
 	worker_stop(ba, NULL);
@@ -1535,6 +1666,8 @@ void broker_agent_reloaded(struct daemon *d, struct agent *a)
 	size_t i;
 
 	(void)d;
+	if (ba)
+		start_servers(ba->b, a);
 	for (i = 0; ba && i < BROKER_CONNS_MAX; i++) {
 		if (!ba->conns[i].used || !ba->conns[i].watching)
 			continue;
@@ -1570,6 +1703,11 @@ void broker_agent_down(struct daemon *d, struct agent *a)
 	rmdir(ba->dir);
 	worker_stop(ba, NULL);
 	free(ba->in);
+	mcp_hub_forget(b->mcp, ba);
+	while ((call = mcp_call_of(b, ba))) {
+		call->ba = NULL;
+		mcp_hub_cancel(call->mcp); /* ends the call */
+	}
 	for (call = b->calls; call; call = call->next)
 		if (call->ba == ba) {
 			call->ba = NULL;
@@ -1607,4 +1745,5 @@ void broker_status_json(struct daemon *d, json_t *reply)
 				      b->tools_cg, "tool_limits_unavailable", b->tools_missing,
 				      "tool_landlock_abi",
 				      b->landlock_abi > 0 ? b->landlock_abi : 0));
+	json_object_set_new(json_object_get(reply, "broker"), "mcp_servers", mcp_hub_json(b->mcp));
 }

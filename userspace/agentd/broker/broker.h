@@ -67,5 +67,9 @@ void broker_status_json(struct daemon *d, json_t *reply);
 /* approval.ls, approval.approve, approval.deny: calls held for an operator (approval.c). */
 struct control_request;
 json_t *approval_handle(struct daemon *d, const struct control_request *req);
+struct control_request;
+/* tools.accept: an upstream MCP tool's current digest becomes the accepted one
+ * (mcp_upstream.h); the control reply. */
+json_t *broker_tools_accept(struct daemon *d, const struct control_request *req);
 
 #endif

@@ -224,18 +224,11 @@ static void on_events(void *ctx, int fd, uint32_t events)
 	check_done(ctx);
 }
 
-static void child(const struct tool_spec *spec, int out, int err)
+void tool_child_confine(const struct tool_spec *spec)
 {
-	sigset_t none;
 	struct rlimit rl;
-	int null = open("/dev/null", O_RDONLY), e = 0;
+	int e = 0;
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	setsid();
-	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		_exit(127);
 	/* agentd's raised fd limit stays agentd's (some tools walk every possible fd). */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && spec->nofile < rl.rlim_cur) {
 		rl.rlim_cur = spec->nofile;
@@ -255,6 +248,20 @@ static void child(const struct tool_spec *spec, int out, int err)
 			strerror(e ? -e : errno));
 		_exit(127);
 	}
+}
+
+static void child(const struct tool_spec *spec, int out, int err)
+{
+	sigset_t none;
+	int null = open("/dev/null", O_RDONLY);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setsid();
+	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(127);
+	tool_child_confine(spec);
 	syscall(SYS_close_range, 3U, ~0U, 0U);
 	execve(spec->argv[0], spec->argv, spec->envp);
 	dprintf(2, "agentd broker: executing %s: %s\n", spec->argv[0], strerror(errno));

@@ -76,5 +76,19 @@ void tool_run_kill(struct tool_run *run);
 void tool_run_abort(struct tool_run *run);
 /* After done: frees the run. */
 void tool_run_free(struct tool_run *run);
+/* In a child about to execute spec->argv: the rlimit, ids, no_new_privs, Landlock and seccomp
+ * of the spec; exits 127 when one cannot be set. */
+void tool_child_confine(const struct tool_spec *spec);
+
+struct policy;
+struct tool;
+/* <state-dir>/secrets/NAME: a root-owned regular file no one else may read; one trailing
+ * newline dropped. Returns 0 or -errno. */
+int broker_secret_read(const char *state_dir, const char *name, char *buf, size_t bufsz,
+		       size_t *len);
+/* The Landlock ruleset of a run of t under the file rights of policy p (tool_sandbox.h), for
+ * Landlock ABI abi (< 1: none here, refused). Returns the ruleset fd, or -errno with why. */
+int broker_tool_ruleset(int abi, const struct policy *p, const struct tool *t, char *why,
+			size_t whysz);
 
 #endif

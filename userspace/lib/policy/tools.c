@@ -12,11 +12,12 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",     "effect",		 "exec",	"builtin",
-					 "args",     "timeout",		 "output_cap",	"env",
-					 "secrets",  "limits",		 "uid",		"gid",
-					 "user",     "programs",	 "description", "network",
-					 "approval", "approval_timeout", NULL };
+static const char *const tool_keys[] = {
+	"name",	      "effect",	  "exec",	 "builtin", "args",	"timeout",
+	"output_cap", "env",	  "secrets",	 "limits",  "uid",	"gid",
+	"user",	      "programs", "description", "network", "approval", "approval_timeout",
+	"kind",	      "policy",	  "tools",	 NULL
+};
 static const char *const arg_keys[] = {
 	"type", "max_length", "pattern", "enum", "displayable", NULL
 };
@@ -524,22 +525,11 @@ void tools_parse_approval(struct policy_errors *errs, const struct jdoc *d, cons
 		*timeout_sec = secs;
 }
 
-static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
+static void parse_name(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
 {
 	char at[JPTR_MAX], found[80];
-	const char *k;
-	json_t *v, *e;
-	int has_exec, has_builtin;
-	unsigned long long secs;
+	json_t *v = field(c, ptr, o, "name", JSON_STRING, "a tool name", at);
 
-	t->effect = TOOL_ACTUATE;
-	t->timeout_sec = TOOL_TIMEOUT_DEFAULT;
-	t->output_cap = TOOL_OUTPUT_CAP_DEFAULT;
-	t->approval_timeout_sec = TOOL_APPROVAL_TIMEOUT_DEFAULT;
-	if (!jdoc_expect(c->errs, c->d, ptr, o, JSON_OBJECT, "an object"))
-		return;
-	jdoc_check_keys(c->errs, c->d, ptr, o, tool_keys);
-	v = field(c, ptr, o, "name", JSON_STRING, "a tool name", at);
 	if (!json_object_get(o, "name"))
 		jdoc_err(c->errs, c->d, at, "missing required field; expected a tool name");
 	if (v && !tool_name_ok(json_string_value(v)))
@@ -552,39 +542,19 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 			 TOOLS_LIST_NAME);
 	else if (v)
 		t->name = dup_str(c, json_string_value(v));
-	v = field(c, ptr, o, "description", JSON_STRING, "a string", at);
-	if (v && json_string_length(v) > TOOL_DESCRIPTION_MAX)
-		jdoc_err(c->errs, c->d, at, "expected at most %d bytes; found %zu",
-			 TOOL_DESCRIPTION_MAX, json_string_length(v));
-	else if (v)
-		t->description = dup_str(c, json_string_value(v));
-	parse_effect(c, ptr, o, t);
-	v = field(c, ptr, o, "args", JSON_OBJECT, "an object", at);
-	if (v) {
-		t->args = alloc_array(c, json_object_size(v), sizeof(*t->args));
-		if (!t->args)
-			return;
-		json_object_foreach(v, k, e)
-		{
-			char el[JPTR_MAX];
+}
 
-			jptr_key(el, at, k);
-			parse_arg(c, el, k, e, &t->args[t->n_args++]);
-		}
-	}
-	has_exec = json_object_get(o, "exec") != NULL;
-	has_builtin = json_object_get(o, "builtin") != NULL;
-	if (has_exec == has_builtin)
-		jdoc_err(c->errs, c->d, ptr, "expected exactly one of exec, builtin; found %s",
-			 has_exec ? "both" : "neither");
+/* How a tool's process runs: exec through limits (an exec tool's, or an MCP server's). */
+static void parse_run(struct ctx *c, const char *ptr, const json_t *o, struct tool *t,
+		      bool has_builtin)
+{
+	char at[JPTR_MAX], found[80];
+	unsigned long long secs;
+	json_t *v;
+
 	v = field(c, ptr, o, "exec", JSON_ARRAY, "an argv array of strings", at);
 	if (v)
 		parse_exec(c, at, v, t);
-	v = field(c, ptr, o, "builtin", JSON_STRING, "noop or report", at);
-	if (v && one_of(json_string_value(v), builtins, 2) < 0)
-		enum_error(c, at, v, "noop, report");
-	else if (v)
-		t->builtin = dup_str(c, json_string_value(v));
 	v = json_object_get(o, "timeout");
 	jptr_key(at, ptr, "timeout");
 	if (v && jdoc_duration(c->errs, c->d, at, v, TOOL_TIMEOUT_MAX, &secs))
@@ -613,12 +583,231 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 		jdoc_limits(c->errs, c->d, at, v, 0, &t->limits); /* a tool's: no wall clock */
 }
 
+static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
+{
+	static const char *const mcp_only[] = { "policy", "tools", NULL };
+	char at[JPTR_MAX];
+	const char *k;
+	json_t *v, *e;
+	int has_exec, has_builtin;
+	size_t i;
+
+	parse_name(c, ptr, o, t);
+	v = field(c, ptr, o, "description", JSON_STRING, "a string", at);
+	if (v && json_string_length(v) > TOOL_DESCRIPTION_MAX)
+		jdoc_err(c->errs, c->d, at, "expected at most %d bytes; found %zu",
+			 TOOL_DESCRIPTION_MAX, json_string_length(v));
+	else if (v)
+		t->description = dup_str(c, json_string_value(v));
+	parse_effect(c, ptr, o, t);
+	v = field(c, ptr, o, "args", JSON_OBJECT, "an object", at);
+	if (v) {
+		t->args = alloc_array(c, json_object_size(v), sizeof(*t->args));
+		if (!t->args)
+			return;
+		json_object_foreach(v, k, e)
+		{
+			char el[JPTR_MAX];
+
+			jptr_key(el, at, k);
+			parse_arg(c, el, k, e, &t->args[t->n_args++]);
+		}
+	}
+	for (i = 0; mcp_only[i]; i++)
+		if (json_object_get(o, mcp_only[i])) {
+			jptr_key(at, ptr, mcp_only[i]);
+			jdoc_err(c->errs, c->d, at,
+				 "only an MCP server's entry (\"kind\": \"mcp\") takes %s",
+				 mcp_only[i]);
+		}
+	has_exec = json_object_get(o, "exec") != NULL;
+	has_builtin = json_object_get(o, "builtin") != NULL;
+	if (has_exec == has_builtin)
+		jdoc_err(c->errs, c->d, ptr, "expected exactly one of exec, builtin; found %s",
+			 has_exec ? "both" : "neither");
+	v = field(c, ptr, o, "builtin", JSON_STRING, "noop or report", at);
+	if (v && one_of(json_string_value(v), builtins, 2) < 0)
+		enum_error(c, at, v, "noop, report");
+	else if (v)
+		t->builtin = dup_str(c, json_string_value(v));
+	parse_run(c, ptr, o, t, has_builtin);
+}
+
+static char **copy_strings(struct ctx *c, char *const *v, size_t n)
+{
+	char **out = alloc_array(c, n, sizeof(char *));
+	size_t i;
+
+	for (i = 0; out && i < n; i++)
+		out[i] = dup_str(c, v[i]);
+	return out;
+}
+
+/* One tool of an MCP server: the server's run, its own name and effect. */
+static void mcp_tool(struct ctx *c, const struct tool *server, const char *policy, const char *name,
+		     enum tool_effect effect, struct tool *t)
+{
+	*t = (struct tool){ .effect = effect,
+			    .n_exec = server->n_exec,
+			    .timeout_sec = server->timeout_sec,
+			    .output_cap = server->output_cap,
+			    .n_env = server->n_env,
+			    .n_secrets = server->n_secrets,
+			    .limits = server->limits,
+			    .uid = server->uid,
+			    .gid = server->gid,
+			    .root = server->root,
+			    .n_programs = server->n_programs,
+			    .network_public = server->network_public,
+			    .approval = server->approval,
+			    .approval_timeout_sec = server->approval_timeout_sec };
+	if (asprintf(&t->name, "%s.%s", server->name, name) < 0) {
+		t->name = NULL;
+		c->err = -ENOMEM;
+	}
+	t->exec = copy_strings(c, server->exec, server->n_exec);
+	t->env = copy_strings(c, server->env, server->n_env);
+	t->secrets = copy_strings(c, server->secrets, server->n_secrets);
+	t->programs = copy_strings(c, server->programs, server->n_programs);
+	t->mcp_server = dup_str(c, server->name);
+	t->mcp_tool = dup_str(c, name);
+	t->mcp_policy = dup_str(c, policy);
+}
+
+/* "tools": {"NAME": {"effect": ...}}: the server's tools agentd offers, each a registry tool. */
+static void parse_mcp_tools(struct ctx *c, const char *ptr, const json_t *o,
+			    const struct tool *server, const char *policy,
+			    struct tools_registry *reg)
+{
+	static const char *const keys[] = { "effect", NULL };
+	char at[JPTR_MAX], el[JPTR_MAX];
+	struct tool probe;
+	const char *k;
+	json_t *v, *e;
+
+	v = field(c, ptr, o, "tools", JSON_OBJECT, "an object of the server's tools", at);
+	if (!json_object_get(o, "tools") || (v && !json_object_size(v)))
+		jdoc_err(c->errs, c->d, at,
+			 "expected the server's tools agentd offers, each with its effect: "
+			 "{\"NAME\": {\"effect\": \"observe\"}}");
+	if (!v)
+		return;
+	json_object_foreach(v, k, e)
+	{
+		jptr_key(el, at, k);
+		if (!tool_name_ok(k) ||
+		    strlen(k) + 1 + (server->name ? strlen(server->name) : 0) > TOOL_NAME_MAX)
+			jdoc_err(c->errs, c->d, el,
+				 "expected a tool name matching [a-z0-9][a-z0-9._-]* that, after "
+				 "\"%s.\", fits in %d bytes; found \"%s\"",
+				 server->name ? server->name : "?", TOOL_NAME_MAX, k);
+		if (!jdoc_expect(c->errs, c->d, el, e, JSON_OBJECT, "an object"))
+			continue;
+		jdoc_check_keys(c->errs, c->d, el, e, keys);
+		memset(&probe, 0, sizeof(probe));
+		parse_effect(c, el, e, &probe);
+		if (server->name)
+			mcp_tool(c, server, policy, k, probe.effect, &reg->tools[reg->n++]);
+	}
+}
+
+static void tool_clear(struct tool *t);
+
+/*
+ * A "kind": "mcp" entry: an upstream MCP server agentd runs (exec, env, secrets, ids, limits,
+ * its own policy), whose tools become the registry's SERVER.TOOL, each with its effect.
+ */
+static void parse_mcp(struct ctx *c, const char *ptr, const json_t *o, struct tools_registry *reg)
+{
+	static const char *const not_mcp[] = { "effect", "builtin", "args", "description", NULL };
+	static const char *const why[] = { "each of its tools has its own effect, in \"tools\"",
+					   "it runs the server in exec",
+					   "the server declares each tool's inputSchema",
+					   "the server describes its tools" };
+	struct tool server = { .timeout_sec = TOOL_TIMEOUT_DEFAULT,
+			       .output_cap = TOOL_OUTPUT_CAP_DEFAULT,
+			       .approval_timeout_sec = TOOL_APPROVAL_TIMEOUT_DEFAULT };
+	char at[JPTR_MAX], found[80];
+	json_t *v;
+	size_t i;
+
+	for (i = 0; not_mcp[i]; i++)
+		if (json_object_get(o, not_mcp[i])) {
+			jptr_key(at, ptr, not_mcp[i]);
+			jdoc_err(c->errs, c->d, at, "an MCP server's entry takes no %s: %s",
+				 not_mcp[i], why[i]);
+		}
+	parse_name(c, ptr, o, &server);
+	if (!json_object_get(o, "exec"))
+		jdoc_err(c->errs, c->d, ptr,
+			 "expected exec, the command that starts the MCP server (stdio)");
+	parse_run(c, ptr, o, &server, false);
+	v = field(c, ptr, o, "policy", JSON_STRING, "the absolute path of the server's policy", at);
+	if (!json_object_get(o, "policy"))
+		jdoc_err(c->errs, c->d, at,
+			 "missing required field; expected the server's own policy file (its "
+			 "files, sockets and system calls), an absolute path");
+	else if (v && json_string_value(v)[0] != '/')
+		jdoc_err(c->errs, c->d, at, "expected an absolute path; found %s",
+			 jdoc_found(v, found, sizeof(found)));
+	parse_mcp_tools(c, ptr, o, &server,
+			v && json_string_value(v)[0] == '/' ? json_string_value(v) : "", reg);
+	tool_clear(&server);
+}
+
+/* How many registry tools the entries make: an MCP server's entry one per tool it offers. */
+static size_t count_tools(const json_t *arr)
+{
+	const json_t *o, *kind, *tools;
+	size_t i, n = 0;
+
+	json_array_foreach(arr, i, o)
+	{
+		kind = json_object_get(o, "kind");
+		tools = json_object_get(o, "tools");
+		n += json_is_string(kind) && !strcmp(json_string_value(kind), "mcp") &&
+				     json_is_object(tools)
+			     ? json_object_size(tools)
+			     : 1;
+	}
+	return n;
+}
+
+/* "kind": absent for exec and builtin tools, "mcp" for an upstream MCP server. */
+static bool is_mcp(struct ctx *c, const char *ptr, const json_t *o)
+{
+	char at[JPTR_MAX];
+	json_t *v = json_is_object(o) ? field(c, ptr, o, "kind", JSON_STRING, "\"mcp\"", at) : NULL;
+
+	if (v && strcmp(json_string_value(v), "mcp"))
+		enum_error(c, at, v, "mcp (exec and builtin tools take no kind)");
+	return v && !strcmp(json_string_value(v), "mcp");
+}
+
+/* Names unique across the registry; entry[i] is the array index tool i came from. */
+static void check_unique(struct ctx *c, struct tools_registry *reg, const size_t *entry,
+			 size_t from, const char *el)
+{
+	char name_at[JPTR_MAX];
+	size_t i, j;
+
+	for (i = from; i < reg->n; i++)
+		for (j = 0; reg->tools[i].name && j < i; j++)
+			if (reg->tools[j].name && !strcmp(reg->tools[j].name, reg->tools[i].name)) {
+				jptr_key(name_at, el, "name");
+				jdoc_err(c->errs, c->d, name_at,
+					 "expected a unique name; found \"%s\" again (first at "
+					 "/tools/%zu)",
+					 reg->tools[i].name, entry[j]);
+			}
+}
+
 static void parse_registry(struct ctx *c, struct tools_registry *reg)
 {
 	static const char *const top_keys[] = { "tools", NULL };
-	char at[JPTR_MAX], el[JPTR_MAX], name_at[JPTR_MAX];
+	char at[JPTR_MAX], el[JPTR_MAX];
+	size_t i, from, *entry;
 	json_t *arr, *o;
-	size_t i, j;
 
 	jdoc_check_keys(c->errs, c->d, "", c->d->root, top_keys);
 	arr = field(c, "", c->d->root, "tools", JSON_ARRAY, "an array of tools", at);
@@ -626,22 +815,34 @@ static void parse_registry(struct ctx *c, struct tools_registry *reg)
 		jdoc_err(c->errs, c->d, at, "missing required field; expected an array of tools");
 	if (!arr)
 		return;
-	reg->tools = alloc_array(c, json_array_size(arr), sizeof(*reg->tools));
-	if (!reg->tools)
+	reg->tools = alloc_array(c, count_tools(arr), sizeof(*reg->tools));
+	entry = alloc_array(c, count_tools(arr), sizeof(*entry));
+	if (!reg->tools || !entry) {
+		free(entry);
 		return;
+	}
 	json_array_foreach(arr, i, o)
 	{
 		jptr_idx(el, at, i);
-		parse_tool(c, el, o, &reg->tools[reg->n++]);
-		for (j = 0; reg->tools[i].name && j < i; j++)
-			if (reg->tools[j].name && !strcmp(reg->tools[j].name, reg->tools[i].name)) {
-				jptr_key(name_at, el, "name");
-				jdoc_err(c->errs, c->d, name_at,
-					 "expected a unique name; found \"%s\" again (first at "
-					 "/tools/%zu)",
-					 reg->tools[i].name, j);
+		from = reg->n;
+		if (is_mcp(c, el, o)) {
+			parse_mcp(c, el, o, reg);
+		} else {
+			reg->tools[reg->n].effect = TOOL_ACTUATE;
+			reg->tools[reg->n].timeout_sec = TOOL_TIMEOUT_DEFAULT;
+			reg->tools[reg->n].output_cap = TOOL_OUTPUT_CAP_DEFAULT;
+			reg->tools[reg->n].approval_timeout_sec = TOOL_APPROVAL_TIMEOUT_DEFAULT;
+			if (jdoc_expect(c->errs, c->d, el, o, JSON_OBJECT, "an object")) {
+				jdoc_check_keys(c->errs, c->d, el, o, tool_keys);
+				parse_tool(c, el, o, &reg->tools[reg->n]);
 			}
+			reg->n++;
+		}
+		for (size_t k = from; k < reg->n; k++)
+			entry[k] = i;
+		check_unique(c, reg, entry, from, el);
 	}
+	free(entry);
 }
 
 static int load_doc(struct jdoc *d, struct tools_registry **out, struct policy_errors *errs)
@@ -716,32 +917,39 @@ static void free_strings(char **v, size_t n)
 	free(v);
 }
 
+static void tool_clear(struct tool *t)
+{
+	size_t j;
+
+	free(t->name);
+	free(t->description);
+	free_strings(t->exec, t->n_exec);
+	free(t->builtin);
+	for (j = 0; j < t->n_args; j++) {
+		free(t->args[j].name);
+		free(t->args[j].pattern);
+		if (t->args[j].re)
+			regfree(t->args[j].re);
+		free(t->args[j].re);
+		free_strings(t->args[j].enum_values, t->args[j].n_enum);
+	}
+	free(t->args);
+	free_strings(t->env, t->n_env);
+	free_strings(t->secrets, t->n_secrets);
+	free_strings(t->programs, t->n_programs);
+	free(t->mcp_server);
+	free(t->mcp_tool);
+	free(t->mcp_policy);
+}
+
 void tools_free(struct tools_registry *reg)
 {
-	struct tool *t;
-	size_t i, j;
+	size_t i;
 
 	if (!reg)
 		return;
-	for (i = 0; i < reg->n; i++) {
-		t = &reg->tools[i];
-		free(t->name);
-		free(t->description);
-		free_strings(t->exec, t->n_exec);
-		free(t->builtin);
-		for (j = 0; j < t->n_args; j++) {
-			free(t->args[j].name);
-			free(t->args[j].pattern);
-			if (t->args[j].re)
-				regfree(t->args[j].re);
-			free(t->args[j].re);
-			free_strings(t->args[j].enum_values, t->args[j].n_enum);
-		}
-		free(t->args);
-		free_strings(t->env, t->n_env);
-		free_strings(t->secrets, t->n_secrets);
-		free_strings(t->programs, t->n_programs);
-	}
+	for (i = 0; i < reg->n; i++)
+		tool_clear(&reg->tools[i]);
 	free(reg->tools);
 	free(reg->path);
 	free(reg);

@@ -68,6 +68,10 @@ struct tool {
 	/* "approval": "required": each call waits for an operator (agentctl approve) */
 	bool approval;
 	unsigned int approval_timeout_sec; /* then it is denied */
+	/* A tool of an upstream MCP server (a "kind": "mcp" entry, named SERVER.TOOL): the
+	 * server's entry name, the tool's name on the server and the server's own policy file;
+	 * exec, env, secrets, ids, limits and programs are the server's. NULL for other tools. */
+	char *mcp_server, *mcp_tool, *mcp_policy;
 };
 
 struct tools_registry {

@@ -17,6 +17,7 @@
 #define ARG_PARTIAL (1U << 7)
 #define ARG_APPROVAL (1U << 8)
 #define ARG_FOR (1U << 9)
+#define ARG_TOOL (1U << 10)
 
 static const struct {
 	const char *name;
@@ -35,6 +36,7 @@ static const struct {
 	[CONTROL_APPROVAL_LS] = { "approval.ls", 0 },
 	[CONTROL_APPROVAL_APPROVE] = { "approval.approve", ARG_APPROVAL | ARG_FOR },
 	[CONTROL_APPROVAL_DENY] = { "approval.deny", ARG_APPROVAL },
+	[CONTROL_TOOLS_ACCEPT] = { "tools.accept", ARG_TOOL },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
@@ -155,6 +157,20 @@ static int get_name(json_t *v, struct control_request *req, struct control_error
 	return 0;
 }
 
+/* SERVER.TOOL: [a-z0-9][a-z0-9._-]{0,63} with a dot, as a registry names an upstream tool. */
+static int get_tool(json_t *v, struct control_request *req, struct control_error *err)
+{
+	const char *s = json_string_value(v);
+	size_t n = s ? strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-") : 0;
+
+	if (!s || !n || n != json_string_length(v) || n >= sizeof(req->tool) ||
+	    strchr("._-", s[0]) || !strchr(s, '.'))
+		return fail(err, CONTROL_E_REQUEST,
+			    "\"tool\" must be SERVER.TOOL, matching [a-z0-9][a-z0-9._-]{0,63}");
+	memcpy(req->tool, s, n + 1);
+	return 0;
+}
+
 static int get_pid(json_t *v, struct control_request *req, struct control_error *err)
 {
 	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
@@ -199,6 +215,8 @@ static int get_for(json_t *v, struct control_request *req, struct control_error 
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
+	if (!strcmp(key, "tool") && (allowed & ARG_TOOL))
+		return get_tool(v, req, err);
 	if (!strcmp(key, "pid") && (allowed & ARG_PID))
 		return get_pid(v, req, err);
 	if (!strcmp(key, "cgroup") && (allowed & ARG_CGROUP))
@@ -278,6 +296,9 @@ static int get_fields(json_t *root, struct control_request *req, struct control_
 	if (req->cmd == CONTROL_AGENT_ATTACH && !req->pid == !req->cgroup[0])
 		return fail(err, CONTROL_E_REQUEST,
 			    "agent.attach needs \"pid\" or \"cgroup\", not both");
+	if ((allowed & ARG_TOOL) && !req->tool[0])
+		return fail(err, CONTROL_E_REQUEST, "%s needs \"tool\"",
+			    control_cmd_name(req->cmd));
 	if (req->cmd == CONTROL_AGENT_DETACH && !req->cgroup[0])
 		return fail(err, CONTROL_E_REQUEST, "agent.detach needs \"cgroup\"");
 	if ((allowed & ARG_APPROVAL) && !req->approval[0])
@@ -319,6 +340,8 @@ json_t *control_request_json(const struct control_request *req)
 		return NULL;
 	if (req->name[0])
 		json_object_set_new(doc, "name", json_string(req->name));
+	if (req->tool[0])
+		json_object_set_new(doc, "tool", json_string(req->tool));
 	if (req->policy[0])
 		json_object_set_new(doc, "policy", json_string(req->policy));
 	if (req->tools[0])

@@ -37,6 +37,7 @@ enum control_cmd {
 	CONTROL_APPROVAL_LS,
 	CONTROL_APPROVAL_APPROVE,
 	CONTROL_APPROVAL_DENY,
+	CONTROL_TOOLS_ACCEPT,
 	CONTROL_CMD_MAX,
 };
 
@@ -62,6 +63,7 @@ struct control_request {
 	/* Who asked: SO_PEERCRED of the connection, set by the server, never parsed. */
 	int peer_pid;
 	unsigned int peer_uid;
+	char tool[65]; /* tools.accept: an upstream MCP tool, SERVER.TOOL */
 };
 
 /* Error codes, stable: clients match on them. */
