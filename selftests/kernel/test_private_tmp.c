@@ -2,9 +2,8 @@
 /*
  * VM tier: the private /tmp and home agentctl run gives an agent, under BPF LSM (which denies
  * every mount call to an agent's task: agentctl makes the mounts before the agent exists).
- * The guest has busybox only, so the agent is a busybox shell; the whole sessions of the shipped
- * profiles run on the host tier (host/test_sessions.c), the guest having no compiler, git or
- * Python.
+ * The agent is a busybox shell; the whole sessions of the shipped profiles, in both tiers, are
+ * selftests/sessions/test_sessions.c (with the tools selftests/vm/stage_sessions.sh stages).
  */
 #include <errno.h>
 #include <limits.h>
