@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -736,4 +739,79 @@ void test_daemon_add(const struct test_daemon *d, const char *name, const char *
 		FAIL("agent add %s: exit %d: %s", name, status, out);
 	if (cg)
 		snprintf(cg, cgsz, "%s/%s", d->cgroup, name);
+}
+
+void test_own_netns(const char *const addrs[])
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	int fd, i;
+
+	if (unshare(CLONE_NEWNET))
+		FAIL("unshare(CLONE_NEWNET): %s", strerror(errno));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_OK(fd);
+	ASSERT_OK(ioctl(fd, SIOCGIFFLAGS, &ifr));
+	ifr.ifr_flags |= IFF_UP;
+	ASSERT_OK(ioctl(fd, SIOCSIFFLAGS, &ifr));
+	for (i = 0; addrs[i]; i++) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo:%d", i + 1);
+		sin->sin_family = AF_INET;
+		if (inet_pton(AF_INET, addrs[i], &sin->sin_addr) != 1)
+			FAIL("bad address %s", addrs[i]);
+		if (ioctl(fd, SIOCSIFADDR, &ifr))
+			FAIL("adding %s to lo: %s", addrs[i], strerror(errno));
+	}
+	close(fd);
+}
+
+void test_sin(struct sockaddr_in *sin, const char *addr, int port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) != 1)
+		FAIL("bad address %s", addr);
+}
+
+int test_listener_at(const char *addr, int *port)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+
+	ASSERT_OK(fd);
+	ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	test_sin(&sin, addr, *port);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 16))
+		FAIL("listening on %s:%d: %s", addr, *port, strerror(errno));
+	ASSERT_OK(getsockname(fd, (struct sockaddr *)&sin, &len));
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+bool test_accepted(int l)
+{
+	struct pollfd pfd = { .fd = l, .events = POLLIN };
+	int c;
+
+	if (poll(&pfd, 1, 20000) <= 0)
+		return false;
+	c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (c >= 0)
+		close(c);
+	return c >= 0;
+}
+
+int test_connect_sin(void *sin)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (connect(fd, sin, sizeof(struct sockaddr_in)))
+		err = errno;
+	close(fd);
+	return err;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "agentd/abi.h"
 #include "sandbox/layers.h"
+#include "sandbox/shadow.h"
 
 static const char *const part_names[PART_COUNT] = { "files", "exec", "self", "sockets", "network" };
 
@@ -22,7 +23,8 @@ const char *layers_part_name(enum layer_part part)
 
 bool layers_use_landlock(const struct layers *l)
 {
-	return (l->set & LAYER_LANDLOCK) && !(l->set & LAYER_BPF_LSM) && l->landlock_abi > 0;
+	return (l->set & LAYER_LANDLOCK) && !(l->set & LAYER_BPF_LSM) && l->landlock_abi > 0 &&
+	       !l->shadow;
 }
 
 int layers_parse(const char *list, int abi_default, struct layers *l)
@@ -140,6 +142,7 @@ void layers_enforcer(const struct layers *l, enum layer_part part, char *buf, si
 	}
 	if (!buf[0])
 		snprintf(buf, bufsz, "NOT ENFORCED");
+	shadow_enforcer(l, part, buf, bufsz);
 }
 
 /* The rules as Landlock sees them: one per existing object named with rights or as a deny,
@@ -267,6 +270,17 @@ __attribute__((format(printf, 3, 4))) static int item(struct gap *g, const char 
 	}
 	g->n++;
 	return 0;
+}
+
+int gap_add(struct gap *g, const char *rule, const char *fmt, ...)
+{
+	char why[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return item(g, rule, "%s", why);
 }
 
 /* Deny or narrower rules inside a wider tree: Landlock only adds rights going down a path. */
@@ -512,7 +526,7 @@ int layers_gap(const struct policy *p, const struct layers *l, struct gap *out)
 
 	memset(out, 0, sizeof(*out));
 	if (!(l->set & LAYER_BPF_LSM)) {
-		err = gap_files(p, l, out);
+		err = l->shadow ? shadow_gap(p, l, out) : gap_files(p, l, out);
 		if (!err)
 			err = gap_self(l, out);
 		if (!err)

@@ -15,6 +15,7 @@
 #define ARG_PID (1U << 5)
 #define ARG_CGROUP (1U << 6)
 #define ARG_PARTIAL (1U << 7)
+#define ARG_MODE (1U << 8)
 
 static const struct {
 	const char *name;
@@ -29,6 +30,7 @@ static const struct {
 	[CONTROL_STATUS] = { "status", 0 },
 	[CONTROL_AGENT_ATTACH] = { "agent.attach", ARG_NAME | ARG_PID | ARG_CGROUP | ARG_PARTIAL },
 	[CONTROL_AGENT_DETACH] = { "agent.detach", ARG_NAME | ARG_CGROUP },
+	[CONTROL_AGENT_MODE] = { "agent.mode", ARG_NAME | ARG_MODE },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
@@ -167,6 +169,17 @@ static int get_bool(json_t *v, const char *key, bool *out, struct control_error 
 	return 0;
 }
 
+/* agent.mode: "shadow" or "enforce". */
+static int get_mode(json_t *v, struct control_request *req, struct control_error *err)
+{
+	const char *s = json_string_value(v);
+
+	if (!s || (strcmp(s, "shadow") && strcmp(s, "enforce")))
+		return fail(err, CONTROL_E_REQUEST, "\"mode\" must be \"shadow\" or \"enforce\"");
+	snprintf(req->mode, sizeof(req->mode), "%s", s);
+	return 0;
+}
+
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
@@ -184,6 +197,8 @@ static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_
 		return get_path(v, key, req->tools, err);
 	if (!strcmp(key, "vars") && (allowed & ARG_VARS))
 		return get_vars(v, req, err);
+	if (!strcmp(key, "mode") && (allowed & ARG_MODE))
+		return get_mode(v, req, err);
 	return fail(err, CONTROL_E_REQUEST, "%s takes no argument \"%.64s\"",
 		    control_cmd_name(req->cmd), key);
 }
@@ -247,6 +262,8 @@ static int get_fields(json_t *root, struct control_request *req, struct control_
 			    "agent.attach needs \"pid\" or \"cgroup\", not both");
 	if (req->cmd == CONTROL_AGENT_DETACH && !req->cgroup[0])
 		return fail(err, CONTROL_E_REQUEST, "agent.detach needs \"cgroup\"");
+	if ((allowed & ARG_MODE) && !req->mode[0])
+		return fail(err, CONTROL_E_REQUEST, "agent.mode needs \"mode\"");
 	return 0;
 }
 
@@ -293,6 +310,8 @@ json_t *control_request_json(const struct control_request *req)
 		json_object_set_new(doc, "cgroup", json_string(req->cgroup));
 	if (req->allow_partial)
 		json_object_set_new(doc, "allow_partial", json_true());
+	if (req->mode[0])
+		json_object_set_new(doc, "mode", json_string(req->mode));
 	if (req->nvars) {
 		vars = json_object();
 		for (i = 0; vars && i < req->nvars; i++)
