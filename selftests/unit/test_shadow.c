@@ -54,7 +54,7 @@ TEST(shadow_policy_mode_compiles_to_the_agent_flag)
 TEST(shadow_agent_mode_request_is_checked)
 {
 	struct control_request req;
-	struct control_error err;
+	struct control_error err = { "", "" };
 	const char *ok =
 		"{\"id\": 1, \"cmd\": \"agent.mode\", \"name\": \"t\", \"mode\": \"shadow\"}";
 	const char *bad =
