@@ -9,6 +9,9 @@
  *      ::ffff:a.b.c.d form is the same key; userspace adds the NAT64 and 6to4 forms). Loopback
  *      is open only to agentd's endpoints for the agent and listeners the agent bound itself;
  *   2. the agent's CIDR and port rules (most specific prefix wins); no rule, no connection.
+ * A broker tool's run (a cgroup of its own beside the agents') is no agent's: its destinations
+ * pass what its registry entry's "network" allows (abi.h, struct agentd_tool_run), so that a tool
+ * is not the agent's way around the structural list.
  * These programs see TCP and UDP, and connect() of ICMP echo sockets; the BPF LSM programs of
  * sock.bpf.c check the destinations of every other inet socket with the same decision
  * (inet.bpf.h, docs/HOOKS.md).
@@ -25,6 +28,15 @@ struct {
 	__type(key, struct agentd_endpoint_key);
 	__type(value, __u32);
 } endpoints SEC(".maps");
+
+/* A broker tool run's cgroup id -> its caller and network (abi.h); agentd writes them before the
+ * tool starts there and removes them with the cgroup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct agentd_tool_run);
+} tool_runs SEC(".maps");
 
 /* The registered agent cgroup the binding task was found under (post_bind4/6), stored with the
  * socket and gone with it: on loopback an agent reaches the listener the kernel would deliver
@@ -112,6 +124,46 @@ static __always_inline int own_endpoint(struct bpf_sock_addr *ctx, const struct 
 	return bpf_map_lookup_elem(&endpoints, &k) || own_listener(ctx, a, d);
 }
 
+/*
+ * A task of no agent: a broker tool's run is held to its "network"; anything else under the
+ * agents' parent (agentd's own processes) passes. A public run reaches what the structural list
+ * does not deny, and the host's name servers (TCP and UDP port 53). Returns 1 allow, 0 deny.
+ */
+static __always_inline int check_tool_dest(__u32 hook, const struct dest *d)
+{
+	struct agentd_addr_key sk = { .prefixlen = 128 };
+	struct agentd_endpoint_key ek = {
+		.agent_id = AGENTD_TOOL_RESOLVERS,
+		.port = d->port,
+		.protocol = proto_bit(d->protocol),
+	};
+	__u64 cg = bpf_get_current_cgroup_id();
+	struct agentd_tool_run *run = bpf_map_lookup_elem(&tool_runs, &cg);
+	__u32 reason = AGENTD_REASON_TOOL_NETWORK, *structural;
+	struct agent a;
+	int deny = 1;
+
+	if (!run)
+		return 1;
+	if (run->network == AGENTD_TOOL_NET_PUBLIC) {
+		__builtin_memcpy(sk.addr, d->addr, 16);
+		structural = bpf_map_lookup_elem(&structural_deny, &sk);
+		deny = structural && *structural;
+		if (deny) {
+			reason = AGENTD_REASON_STRUCTURAL;
+			__builtin_memcpy(ek.addr, d->addr, 16);
+			deny = d->portless || d->port != 53 ||
+			       !bpf_map_lookup_elem(&endpoints, &ek);
+		}
+	}
+	if (deny) {
+		agent_config(&a, run->agent_id);
+		a.cgroup = cg;
+		emit_net_event(&a, hook, deny, reason, 0, d);
+	}
+	return cgroup_verdict(deny);
+}
+
 /* Returns 1 to allow, 0 to deny. Loopback is open to TCP and UDP only: agentd's endpoints and
  * the agent's own listeners are theirs. */
 static __always_inline int check_dest(struct bpf_sock_addr *ctx, __u32 hook, const struct dest *d)
@@ -121,7 +173,7 @@ static __always_inline int check_dest(struct bpf_sock_addr *ctx, __u32 hook, con
 	int deny;
 
 	if (!current_agent(&a))
-		return 1;
+		return check_tool_dest(hook, d);
 	deny = dest_denied(&a, d, &reason, &rule_id);
 	if (deny && reason == AGENTD_REASON_STRUCTURAL && !d->portless && is_loopback(d->addr))
 		deny = !own_endpoint(ctx, &a, d);

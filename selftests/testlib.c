@@ -10,10 +10,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <netinet/in.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -741,27 +742,52 @@ void test_daemon_add(const struct test_daemon *d, const char *name, const char *
 		snprintf(cg, cgsz, "%s/%s", d->cgroup, name);
 }
 
-void test_own_netns(const char *const addrs[])
+struct proc *test_audit_follower(const char *audit_dir)
+{
+	char *argv[] = { "agentctl", "audit", "follow", "--dir", (char *)audit_dir, NULL };
+	char live[PATH_MAX + 16], ev[sizeof(struct inotify_event) + NAME_MAX + 1];
+	struct pollfd pfd = { .events = POLLIN };
+	struct proc *p;
+
+	snprintf(live, sizeof(live), "%s/audit.log", audit_dir);
+	pfd.fd = inotify_init1(IN_CLOEXEC);
+	ASSERT_OK(pfd.fd);
+	ASSERT_OK(inotify_add_watch(pfd.fd, live, IN_OPEN));
+	p = proc_start(argv);
+	/* agentd has the log open already, so the first open is the follower's. */
+	if (poll(&pfd, 1, 10000) != 1 || read(pfd.fd, ev, sizeof(ev)) <= 0)
+		FAIL("agentctl audit follow did not open %s", live);
+	close(pfd.fd);
+	return p;
+}
+
+static void ifreq_ioctl(int fd, unsigned long req, struct ifreq *ifr)
+{
+	if (ioctl(fd, req, ifr))
+		FAIL("ioctl %#lx on %s: %s", req, ifr->ifr_name, strerror(errno));
+}
+
+void test_netns(const char *const addrs[], size_t n)
 {
 	struct ifreq ifr = { .ifr_name = "lo" };
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
-	int fd, i;
+	size_t i;
+	int fd;
 
 	if (unshare(CLONE_NEWNET))
 		FAIL("unshare(CLONE_NEWNET): %s", strerror(errno));
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ASSERT_OK(fd);
-	ASSERT_OK(ioctl(fd, SIOCGIFFLAGS, &ifr));
+	ifreq_ioctl(fd, SIOCGIFFLAGS, &ifr);
 	ifr.ifr_flags |= IFF_UP;
-	ASSERT_OK(ioctl(fd, SIOCSIFFLAGS, &ifr));
-	for (i = 0; addrs[i]; i++) {
+	ifreq_ioctl(fd, SIOCSIFFLAGS, &ifr);
+	for (i = 0; i < n; i++) {
 		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo:%d", i + 1);
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo:%u", (unsigned char)(i + 1));
 		sin->sin_family = AF_INET;
 		if (inet_pton(AF_INET, addrs[i], &sin->sin_addr) != 1)
 			FAIL("bad address %s", addrs[i]);
-		if (ioctl(fd, SIOCSIFADDR, &ifr))
-			FAIL("adding %s to lo: %s", addrs[i], strerror(errno));
+		ifreq_ioctl(fd, SIOCSIFADDR, &ifr);
 	}
 	close(fd);
 }

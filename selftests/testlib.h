@@ -71,6 +71,12 @@ const char *proc_wait_line(struct proc *p, int timeout_ms, const char *const nee
 #define TEST_READY_MS 60000
 /* Signals the process and returns its exit status as from waitpid(). */
 int proc_stop(struct proc *p, int sig);
+/* agentctl audit follow --dir audit_dir, reading from the end of the log: started, and waited
+ * for until it has opened the log (inotify tells), so that no record after this is missed. */
+struct proc *test_audit_follower(const char *audit_dir);
+/* The calling test's own network namespace: lo up, with the IPv4 addresses addrs (n of them) on
+ * it as lo:1, lo:2, ... Traffic to them never leaves the machine. */
+void test_netns(const char *const addrs[], size_t n);
 
 /* Runs fn(arg) in a child placed in the cgroup at path from its first instruction (or outside
  * any agent when path is NULL); fn's return value is the child's exit status. Returns it, and
@@ -105,10 +111,6 @@ void test_agent_start_plain(struct test_agent *a, const struct ruleset *rs);
 void test_agent_apply(struct test_agent *a, const struct ruleset *rs);
 /* run_in_cgroup() in the agent's cgroup. */
 int test_agent_run(const struct test_agent *a, int (*fn)(void *), void *arg);
-
-/* A network namespace of the test's own (unshare: the test process and what it starts from now
- * on), lo up, with each IPv4 address of addrs (NULL-terminated) on it too. */
-void test_own_netns(const char *const addrs[]);
 
 /* A TCP listener of the test on IPv4 addr, port *port (0: an ephemeral one, put in *port). */
 int test_listener_at(const char *addr, int *port);

@@ -387,6 +387,22 @@ struct agentd_endpoint_key {
 };
 _Static_assert(sizeof(struct agentd_endpoint_key) == 24, "agentd_endpoint_key layout");
 
+/*
+ * Broker tool runs (net.bpf.c's tool_runs hash: a run's cgroup v2 id -> this). A tool runs for an
+ * agent but outside it, in a cgroup of its own, so the agent's rules do not apply there; these do.
+ * AGENTD_TOOL_NET_NONE: no connect() or sendmsg() to any inet address. AGENTD_TOOL_NET_PUBLIC:
+ * any address outside the structural deny list, and the host's name servers on port 53: the
+ * endpoints of agent id AGENTD_TOOL_RESOLVERS (no agent has id 0).
+ */
+#define AGENTD_TOOL_NET_NONE 0
+#define AGENTD_TOOL_NET_PUBLIC 1
+#define AGENTD_TOOL_RESOLVERS 0
+struct agentd_tool_run {
+	__u32 agent_id; /* the caller: decisions are recorded as its */
+	__u32 network; /* AGENTD_TOOL_NET_* */
+};
+_Static_assert(sizeof(struct agentd_tool_run) == 8, "agentd_tool_run layout");
+
 struct agentd_net_event {
 	struct agentd_event_hdr hdr;
 	struct agentd_task task;
@@ -478,6 +494,8 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 #define AGENTD_REASON_UNREADABLE 22
 /* Allowed by a time-limited grant (agentctl grant) where the agent's rules alone deny. */
 #define AGENTD_REASON_GRANT 23
+/* A broker tool run's connect or send that its registry entry's "network" does not allow. */
+#define AGENTD_REASON_TOOL_NETWORK 24
 
 /*
  * Containment (contain.bpf.c, docs/ARCHITECTURE.md): capabilities, tasks outside the agent,

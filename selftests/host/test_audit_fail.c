@@ -35,9 +35,20 @@ struct env {
 
 static struct env the_env;
 
-static struct env *setup(void)
+static void start_agentd(struct env *e)
 {
 	const char *ready[] = { "agentd: ready", NULL };
+	char *argv[] = { "agentd",	"--control",	   e->control,	"--state-dir", e->state,
+			 "--audit-dir", e->audit,	   "--pin-dir", e->pins,       "--cgroup",
+			 e->cgroup,	"--allow-partial", NULL };
+
+	e->agentd = proc_start(argv);
+	if (!proc_wait_line(e->agentd, TEST_READY_MS, ready))
+		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
+}
+
+static struct env *setup(void)
+{
 	char root[PATH_MAX - 64], out[4096];
 	struct env *e = &the_env;
 
@@ -68,16 +79,7 @@ static struct env *setup(void)
 		   "\"continue\"}}\n",
 		   0644);
 	setenv("AGENTD_CONTROL", e->control, 1);
-	{
-		char *argv[] = { "agentd", "--control",	  e->control, "--state-dir",
-				 e->state, "--audit-dir", e->audit,   "--pin-dir",
-				 e->pins,  "--cgroup",	  e->cgroup,  "--allow-partial",
-				 NULL };
-
-		e->agentd = proc_start(argv);
-	}
-	if (!proc_wait_line(e->agentd, TEST_READY_MS, ready))
-		FAIL("agentd did not get ready: \"%s\"", e->agentd->buf);
+	start_agentd(e);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "add", "t-a", "--policy", e->policy_a,
 			       "--tools", e->tools, NULL),
 		  0);
@@ -366,4 +368,37 @@ TEST(audit_log_full_freezes_freeze_agents_and_counts_loss_for_continue_agents)
 			       "loss", NULL),
 		  0);
 	ASSERT(strstr(out, "\"op\":\"not-written\""));
+}
+
+/* An agent agentd froze for the audit log stays frozen while agentd is dead (kill -9), and the
+ * agentd started next thaws it once the log takes writes again, as the one that froze it would
+ * have: the freeze is recorded in the state directory, not only in the dead daemon's memory. */
+TEST(audit_freeze_outlives_a_killed_agentd_and_its_successor_thaws)
+{
+	struct env *e = setup();
+	char out[4096], outside[PATH_MAX];
+	struct caller c;
+
+	test_cgroup(outside, sizeof(outside));
+	park_in(e->cg_a);
+	caller_start(e, &c, outside);
+	fill(e->filler);
+	/* t-a's calls until their records cannot be written. */
+	caller_do(&c, 'u', out, sizeof(out));
+	if (!wait_frozen(e->cg_a, 1))
+		FAIL("t-a's cgroup was not frozen while the audit log could not be written");
+	proc_stop(e->agentd, SIGKILL);
+	ASSERT(wait_frozen(e->cg_a, 1));
+	ASSERT_OK(unlink(e->filler));
+	start_agentd(e);
+	if (!wait_frozen(e->cg_a, 0))
+		FAIL("t-a stayed frozen after a new agentd found the audit log writable");
+	ASSERT_EQ(run_in_cgroup(e->cg_a, call_from, e->sock_a, NULL), 0);
+	/* The thaw is recorded, by the agentd that did it. */
+	proc_stop(e->agentd, SIGTERM);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "audit", "query", "--dir", e->audit, "--agent",
+			       "t-a", "--kind", "lifecycle", NULL),
+		  0);
+	if (!strstr(out, "\"op\":\"agent-thaw\"") || !strstr(out, "reason=audit-log-writable"))
+		FAIL("no agent-thaw record of t-a's after the restart:\n%s", out);
 }

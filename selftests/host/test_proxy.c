@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/futex.h>
-#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -57,38 +56,14 @@ struct px {
 	int port;
 };
 
-static void ifreq_ioctl(int fd, unsigned long req, struct ifreq *ifr)
-{
-	if (ioctl(fd, req, ifr))
-		FAIL("ioctl %#lx on %s: %s", req, ifr->ifr_name, strerror(errno));
-}
-
 static void own_netns(void)
 {
-	const char *addrs[][2] = { { "lo:1", PUBLIC_ADDR },
-				   { "lo:2", PRIVATE_ADDR },
-				   { "lo:3", DNS_ADDR } };
-	struct ifreq ifr = { .ifr_name = "lo" };
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
-	size_t i;
-	int fd;
+	static const char *const addrs[] = { PUBLIC_ADDR, PRIVATE_ADDR, DNS_ADDR };
 
-	if (unshare(CLONE_NEWNET | CLONE_NEWNS))
+	if (unshare(CLONE_NEWNS))
 		FAIL("unshare: %s", strerror(errno));
 	ASSERT_OK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ASSERT_OK(fd);
-	ifreq_ioctl(fd, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	ifreq_ioctl(fd, SIOCSIFFLAGS, &ifr);
-	for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", addrs[i][0]);
-		sin->sin_family = AF_INET;
-		inet_pton(AF_INET, addrs[i][1], &sin->sin_addr);
-		ifreq_ioctl(fd, SIOCSIFADDR, &ifr);
-	}
-	close(fd);
+	test_netns(addrs, 3);
 }
 
 /* The test's name service, bound over /etc in this mount namespace only. */
@@ -354,23 +329,9 @@ static int proxy_of(const char *name, char *url, size_t urlsz)
 	return atoi(p + 17);
 }
 
-/* agentctl audit follow, reading from the end of the log: started, and waited for until it has
- * opened the log (inotify tells), so that no record after this is missed. */
 static void start_follower(struct px *e)
 {
-	char *argv[] = { "agentctl", "audit", "follow", "--dir", e->audit, NULL };
-	char live[PATH_MAX + 16], ev[sizeof(struct inotify_event) + NAME_MAX + 1];
-	struct pollfd pfd = { .events = POLLIN };
-
-	snprintf(live, sizeof(live), "%s/audit.log", e->audit);
-	pfd.fd = inotify_init1(IN_CLOEXEC);
-	ASSERT_OK(pfd.fd);
-	ASSERT_OK(inotify_add_watch(pfd.fd, live, IN_OPEN));
-	e->follow = proc_start(argv);
-	/* agentd has the log open already, so the first open is the follower's. */
-	if (poll(&pfd, 1, 10000) != 1 || read(pfd.fd, ev, sizeof(ev)) <= 0)
-		FAIL("agentctl audit follow did not open %s", live);
-	close(pfd.fd);
+	e->follow = test_audit_follower(e->audit);
 }
 
 static const char *const HOSTS =

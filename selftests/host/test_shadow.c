@@ -28,14 +28,14 @@ struct host_env {
 
 static void host_start(struct host_env *e)
 {
-	const char *const addrs[] = { PUBLIC_ADDR, NULL };
+	const char *const addrs[] = { PUBLIC_ADDR };
 	char policy[2 * PATH_MAX], path[PATH_MAX];
 	struct probe p;
 
 	probe_kernel(&p);
 	if (probe_bpf_lsm_ok(&p))
 		SKIP("BPF LSM works on this kernel: the VM tier tests shadow mode with it");
-	test_own_netns(addrs);
+	test_netns(addrs, sizeof(addrs) / sizeof(addrs[0]));
 	test_daemon_init(&e->d, "shadowh");
 	snprintf(e->secret, sizeof(e->secret), "%s/secret", e->d.dir);
 	test_write(e->secret, "s3cr3t\n", 0644);

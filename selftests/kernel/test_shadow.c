@@ -84,9 +84,9 @@ static int try_open_write(void *path)
 static void shadow_start(struct shadow_env *e, const char *mode)
 {
 	char policy[4 * PATH_MAX], path[PATH_MAX], ro[PATH_MAX - 8];
-	const char *const addrs[] = { PUBLIC_ADDR, METADATA_ADDR, NULL };
+	const char *const addrs[] = { PUBLIC_ADDR, METADATA_ADDR };
 
-	test_own_netns(addrs);
+	test_netns(addrs, sizeof(addrs) / sizeof(addrs[0]));
 	test_daemon_init(&e->d, "shadow");
 	snprintf(e->secret, sizeof(e->secret), "%s/secret", e->d.dir);
 	test_write(e->secret, "s3cr3t\n", 0644);

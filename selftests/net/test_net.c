@@ -26,36 +26,12 @@
 #define PORT 4242
 #define TCP_UDP (AGENTD_PROTO_TCP | AGENTD_PROTO_UDP)
 
-static void ifreq_ioctl(int fd, unsigned long req, struct ifreq *ifr)
-{
-	if (ioctl(fd, req, ifr))
-		FAIL("ioctl %#lx on %s: %s", req, ifr->ifr_name, strerror(errno));
-}
-
 /* A network namespace for this test: lo up, with PRIVATE_ADDR and PUBLIC_ADDR on it. */
 static void own_netns(void)
 {
-	const char *addrs[][2] = { { "lo:1", PRIVATE_ADDR }, { "lo:2", PUBLIC_ADDR } };
-	struct ifreq ifr = { .ifr_name = "lo" };
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
-	size_t i;
-	int fd;
+	static const char *const addrs[] = { PRIVATE_ADDR, PUBLIC_ADDR };
 
-	if (unshare(CLONE_NEWNET))
-		FAIL("unshare(CLONE_NEWNET): %s", strerror(errno));
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	ASSERT_OK(fd);
-	ifreq_ioctl(fd, SIOCGIFFLAGS, &ifr);
-	ifr.ifr_flags |= IFF_UP;
-	ifreq_ioctl(fd, SIOCSIFFLAGS, &ifr);
-	for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", addrs[i][0]);
-		sin->sin_family = AF_INET;
-		inet_pton(AF_INET, addrs[i][1], &sin->sin_addr);
-		ifreq_ioctl(fd, SIOCSIFADDR, &ifr);
-	}
-	close(fd);
+	test_netns(addrs, 2);
 }
 
 /* An IPv6 address on lo of the test's namespace (lo skips duplicate address detection). */

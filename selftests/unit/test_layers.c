@@ -148,6 +148,19 @@ TEST(gap_with_bpf_lsm_is_empty_unless_a_layer_is_missing)
 		     "network.sockets: unix");
 }
 
+/* ICMP and raw sockets' unconnected sends: only BPF LSM checks their destinations. */
+TEST(gap_icmp_and_raw_sends_need_bpf_lsm)
+{
+	struct policy *p = load("{\"name\": \"t\", \"network\": {\"sockets\": [\"inet\", "
+				"\"icmp\"]}}");
+	char buf[2048];
+
+	test_defer(free_policy, p);
+	ASSERT(strstr(rules(p, "landlock,seccomp,cgroup", 7, buf, sizeof(buf)),
+		      "network.sockets: icmp, raw"));
+	ASSERT_STREQ(rules(p, "bpf-lsm,cgroup,seccomp", 0, buf, sizeof(buf)), "");
+}
+
 /* A narrower exec rule inside a writable tree (both its own item and exec-from-writable),
  * create without link, setattr short of "/", io_uring, allows logged, cgroup writes. */
 TEST(gap_exec_writable_link_io_uring_cgroup)

@@ -319,6 +319,30 @@ TEST(tools_limits)
 		"/tools/0/limits: a builtin runs in agentd: it takes no limits");
 }
 
+/* "network": none by default, public when said; anything else, or on a builtin, refused. */
+TEST(tools_network_is_none_unless_public)
+{
+	static const char json[] =
+		"{\"tools\": [{\"name\": \"a\", \"effect\": \"observe\", \"exec\": "
+		"[\"/bin/true\"]},"
+		" {\"name\": \"b\", \"effect\": \"observe\", \"exec\": [\"/bin/true\"],"
+		" \"network\": \"public\"}]}";
+	struct policy_errors errs = { 0 };
+	struct tools_registry *reg;
+
+	ASSERT_EQ(tools_load_buffer("t.json", json, strlen(json), &reg, &errs), 0);
+	ASSERT(!tools_find(reg, "a")->network_public);
+	ASSERT(tools_find(reg, "b")->network_public);
+	tools_free(reg);
+	refused("{\"tools\": [{\"name\": \"n\", \"effect\": \"observe\", \"exec\": "
+		"[\"/bin/true\"], "
+		"\"network\": \"private\"}]}",
+		"/tools/0/network: expected one of none, public; found \"private\"");
+	refused("{\"tools\": [{\"name\": \"n\", \"effect\": \"observe\", \"builtin\": \"noop\", "
+		"\"network\": \"public\"}]}",
+		"/tools/0/network: a builtin runs in agentd: it takes no network");
+}
+
 TEST(jsonpos_locates_values)
 {
 	static const char doc[] = "{\"a\": 1,\n"

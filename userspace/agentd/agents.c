@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "audit_hold.h"
 #include "daemon.h"
 #include "layers_status.h"
 #include "log.h"
@@ -634,6 +635,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 		log_warn("removing the state of agent %s: %s, ignoring\n", a->st.name,
 			 strerror(-err));
 	pinned_remove(d, a->st.name);
+	audit_hold_forget(d, a);
 	err = private_remove(d, a->st.name);
 	if (err)
 		log_warn("removing the private directories of agent %s: %s, ignoring\n", a->st.name,
@@ -955,6 +957,7 @@ static int adopt_one(void *ctx, const struct agent_state *st)
 	d->agents[a->st.id] = a;
 	sink_name(&d->sink, a->st.id, a->st.name);
 	attach_adopt(d, a);
+	audit_hold_adopt(d, a);
 	log_info("agent %s re-adopted: id %u, cgroup %s, generation %u\n", a->st.name, a->st.id,
 		 a->cgroup, a->st.generation);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-adopt", a, "cgroup=%s gen=%u", a->cgroup,

@@ -4,11 +4,16 @@
  * what its own policy says: freeze stops the agent's cgroups (cgroup v2 cgroup.freeze: its
  * processes stop, in the kernel, wherever they are) and the broker refuses its tool calls;
  * continue lets it run. Kernel decisions go on being made either way; only recording them waits.
+ * A freeze is also a file of the state directory (audit-frozen/NAME), so that an agentd started
+ * after one killed while agents were frozen thaws them when the log takes writes again.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "audit_hold.h"
 #include "kernel/cgroup.h"
 #include "daemon.h"
@@ -49,6 +54,43 @@ static int set_freeze(const char *cgroup, const char *value)
 	return err;
 }
 
+#define FROZEN_DIR "audit-frozen"
+
+static void marker_path(const struct daemon *d, const struct agent *a, char *buf, size_t bufsz)
+{
+	snprintf(buf, bufsz, "%s/" FROZEN_DIR "/%s", d->o->state_dir, a->st.name);
+}
+
+/* Before the cgroups freeze: a marker that cannot be made is said, and the freeze goes on. */
+static void mark(const struct daemon *d, const struct agent *a)
+{
+	char path[PATH_MAX + 96];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" FROZEN_DIR, d->o->state_dir);
+	if (mkdir(path, 0700) && errno != EEXIST)
+		fd = -1;
+	else {
+		marker_path(d, a, path, sizeof(path));
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	}
+	if (fd < 0)
+		log_warn("agent %s: recording its freeze in %s: %s (an agentd after this one would "
+			 "not thaw it)\n",
+			 a->st.name, path, strerror(errno));
+	else
+		close(fd);
+}
+
+static void unmark(const struct daemon *d, const struct agent *a)
+{
+	char path[PATH_MAX + 96];
+
+	marker_path(d, a, path, sizeof(path));
+	if (unlink(path) && errno != ENOENT)
+		log_warn("agent %s: removing %s: %s\n", a->st.name, path, strerror(errno));
+}
+
 /* The agent's own cgroup and every attached one; returns how many took the value. */
 static unsigned set_freeze_all(const struct agent *a, const char *value)
 {
@@ -66,6 +108,7 @@ static void freeze(struct daemon *d, struct agent *a, int err)
 
 	/* Refused tool calls do not wait for the cgroups: a failed freeze still refuses them. */
 	a->audit_frozen_ns = mono_ns();
+	mark(d, a);
 	n = set_freeze_all(a, "1");
 	log_warn("agent %s frozen (%u of %zu cgroups): the audit log cannot be written (%s)\n",
 		 a->st.name, n, a->st.ncgroups + 1, strerror(-err));
@@ -80,6 +123,7 @@ static void thaw(struct daemon *d, struct agent *a, const char *why)
 	unsigned n = set_freeze_all(a, "0");
 
 	a->audit_frozen_ns = 0;
+	unmark(d, a);
 	log_info("agent %s thawed after %llu ms (%s)\n", a->st.name, (unsigned long long)ms, why);
 	daemon_audit(d, AUDIT_KIND_LIFECYCLE, "agent-thaw", a,
 		     "frozen_ms=%llu reason=%s cgroups=%u", (unsigned long long)ms, why, n);
@@ -113,6 +157,24 @@ void audit_hold_release(struct daemon *d)
 	for (i = 1; i < AGENTD_MAX_AGENTS; i++)
 		if (d->agents[i] && d->agents[i]->audit_frozen_ns)
 			thaw(d, d->agents[i], "agentd-stopping");
+}
+
+void audit_hold_adopt(struct daemon *d, struct agent *a)
+{
+	char path[PATH_MAX + 96];
+
+	marker_path(d, a, path, sizeof(path));
+	if (access(path, F_OK))
+		return;
+	/* Frozen since an agentd before this one froze it; the next update thaws it, or keeps
+	 * it frozen while the log still fails. */
+	a->audit_frozen_ns = mono_ns();
+	log_warn("agent %s: frozen for the audit log by an agentd before this one\n", a->st.name);
+}
+
+void audit_hold_forget(struct daemon *d, struct agent *a)
+{
+	unmark(d, a);
 }
 
 bool audit_blocked(const struct agent *a)

@@ -23,6 +23,11 @@ bool audit_hold_records(void *ctx, __u32 agent);
 void audit_hold_update(struct daemon *d, bool refreeze);
 /* At stop: thaws what audit_hold_update() froze (agents run on without agentd, as at any stop). */
 void audit_hold_release(struct daemon *d);
+/* At re-adoption: an agent an agentd before this one froze (its marker in the state directory)
+ * is frozen for this one too, until audit_hold_update() thaws it. */
+void audit_hold_adopt(struct daemon *d, struct agent *a);
+/* At removal: the agent's marker goes. */
+void audit_hold_forget(struct daemon *d, struct agent *a);
 /* Whether the agent is frozen for the audit log: its tool calls are refused (broker.c). */
 bool audit_blocked(const struct agent *a);
 

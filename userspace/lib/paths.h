@@ -21,6 +21,8 @@
 #define PATH_AUDIT_DIR_NAME "audit" /* in the state directory: agentd --audit-dir */
 #define PATH_AUDIT_DIR PATH_STATE_DIR "/" PATH_AUDIT_DIR_NAME /* agentctl audit --dir */
 
+#define PATH_RESOLV_CONF "/etc/resolv.conf" /* the name servers public tool runs reach */
+
 #define PATH_BPFFS "/sys/fs/bpf" /* mounted by agentd when absent */
 #define PATH_PIN_DIR PATH_BPFFS "/agentd" /* agentd --pin-dir */
 

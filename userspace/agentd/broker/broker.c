@@ -35,6 +35,7 @@
 #include "broker/broker.h"
 #include "broker/broker_int.h"
 #include "kernel/cgroup.h"
+#include "kernel/enforcer.h"
 #include "daemon.h"
 #include "sandbox/landlock.h"
 #include "log.h"
@@ -667,8 +668,18 @@ static int start_run(struct broker *b, struct call *call, const struct tool *t, 
 				   .nofile = b->nofile,
 				   .limits = &t->limits,
 				   .ruleset_fd = ruleset,
-				   .seccomp = &sc };
+				   .seccomp = &sc,
+				   .enforcer = b->d->e,
+				   .agent_id = call->who.agent,
+				   .network = t->network_public ? AGENTD_TOOL_NET_PUBLIC
+								: AGENTD_TOOL_NET_NONE };
 	tool_ids(t, call->who.agent, &spec.uid, &spec.gid);
+	if (!err && t->network_public) {
+		err = resolvers_sync(b->d->e);
+		if (err)
+			snprintf(why, whysz, "setting the name servers a public tool reaches: %s",
+				 strerror(-err));
+	}
 	if (!err) {
 		err = tool_run_start(b->d->loop, &spec, call_done, call, &call->run);
 		if (err)
@@ -1374,8 +1385,11 @@ int broker_start(struct daemon *d)
 	err = cgroup2_mount(b->cgroot, sizeof(b->cgroot));
 	if (!err && mkdir(b->tools_cg, 0755) && errno != EEXIST)
 		err = -errno;
-	if (!err)
+	if (!err) {
 		reap_leftovers(b->tools_cg);
+		/* Their network rules too: the cgroups they name are gone. */
+		err = enforcer_clear_tool_runs(d->e);
+	}
 	if (!err)
 		tools_controllers(b);
 	if (!err)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "broker/broker_int.h"
 #include "kernel/cgroup.h"
+#include "kernel/enforcer.h"
 #include "sandbox/landlock.h"
 #include "log.h"
 #include "loop.h"
@@ -36,6 +37,8 @@ struct stream {
 struct tool_run {
 	struct loop *l;
 	char cgroup[PATH_MAX];
+	struct enforcer *enforcer; /* set once the cgroup is registered as a tool run's */
+	__u64 cgroup_id;
 	pid_t pid;
 	int pidfd, timer_fd, events_fd;
 	struct stream s[2]; /* stdout, stderr */
@@ -97,17 +100,54 @@ static int result_stream(struct tool_run *r, int i, char **out, size_t *len)
 	return err;
 }
 
+/* The run's cgroup, and then its network rule: never the rule while a process could be there. */
+static int remove_cgroup(struct tool_run *r)
+{
+	int e;
+
+	if (rmdir(r->cgroup))
+		return -errno;
+	if (r->enforcer) {
+		e = enforcer_remove_tool_run(r->enforcer, r->cgroup_id);
+		if (e)
+			log_warn("broker: tool run %s: forgetting its network rule: %s\n",
+				 r->cgroup, strerror(-e));
+		r->enforcer = NULL;
+	}
+	return 0;
+}
+
+/* Held to its network before anything runs there; a run that cannot be is not started. */
+static int register_run(struct tool_run *r, const struct tool_spec *spec)
+{
+	int e;
+
+	if (!spec->enforcer)
+		return 0;
+	e = cgroup_id(r->cgroup, &r->cgroup_id);
+	if (!e)
+		e = enforcer_add_tool_run(spec->enforcer, r->cgroup_id, spec->agent_id,
+					  spec->network);
+	if (e)
+		return e;
+	r->enforcer = spec->enforcer;
+	return 0;
+}
+
 /* Done when the tool has exited, both pipes are closed and nothing is left in its cgroup. */
 static void check_done(struct tool_run *r)
 {
+	int e;
+
 	if (r->finished || !r->exited || r->s[0].fd >= 0 || r->s[1].fd >= 0 ||
 	    populated(r->events_fd))
 		return;
 	r->finished = true;
 	unwatch(r, &r->events_fd);
 	unwatch(r, &r->timer_fd);
-	if (rmdir(r->cgroup))
-		log_warn("broker: removing tool cgroup %s: %s\n", r->cgroup, strerror(errno));
+	e = remove_cgroup(r);
+	if (e)
+		log_warn("broker: removing tool cgroup %s: %s\n", r->cgroup, strerror(-e));
 	r->res.status = r->status;
 	r->res.timed_out = r->timed_out;
 	r->res.truncated = r->s[0].total > r->cap || r->s[1].total > r->cap;
@@ -335,7 +375,9 @@ int tool_run_start(struct loop *l, const struct tool_spec *spec, tool_done_fn do
 		close(spec->ruleset_fd);
 		goto fail;
 	}
-	e = set_limits(r->cgroup, spec->limits);
+	e = register_run(r, spec);
+	if (!e)
+		e = set_limits(r->cgroup, spec->limits);
 	if (!e)
 		e = spawn(r, spec);
 	close(spec->ruleset_fd);
@@ -356,7 +398,7 @@ fail_cgroup:
 	unwatch(r, &r->pidfd);
 	unwatch(r, &r->timer_fd);
 	unwatch(r, &r->events_fd);
-	rmdir(r->cgroup);
+	remove_cgroup(r);
 fail:
 	redactor_clear(&r->red);
 	free(r->s[0].buf);
@@ -382,7 +424,7 @@ void tool_run_abort(struct tool_run *r)
 		unwatch(r, &r->pidfd);
 		unwatch(r, &r->timer_fd);
 		unwatch(r, &r->events_fd);
-		rmdir(r->cgroup);
+		remove_cgroup(r);
 		redactor_clear(&r->red);
 	}
 	tool_run_free(r);

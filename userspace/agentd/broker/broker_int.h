@@ -40,7 +40,19 @@ struct tool_spec {
 	unsigned int uid, gid; /* the run's ids (0: root), with no supplementary groups */
 	int ruleset_fd; /* Landlock: what the run may reach (tool_sandbox.h); taken over */
 	const struct sandbox_seccomp *seccomp; /* the caller's filter */
+	/* The run's network in the kernel (net.bpf.c): its cgroup held to network
+	 * (AGENTD_TOOL_NET_*) for agent_id before the tool starts; NULL: no network programs. */
+	struct enforcer *enforcer;
+	__u32 agent_id, network;
 };
+
+struct enforcer;
+
+/* resolvers.c: the host's name servers that public tool runs reach (net.bpf.c). */
+#define RESOLVERS_MAX 8
+size_t resolvers_parse(const char *text, __u8 (*out)[16], size_t max);
+/* /etc/resolv.conf's name servers, set in the kernel. Returns 0 or -errno. */
+int resolvers_sync(struct enforcer *e);
 
 struct loop;
 /* Starts the tool; done is called once, from the loop, when it has exited and its cgroup is

@@ -123,6 +123,19 @@ int enforcer_add_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr[16
 int enforcer_remove_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr[16], __u16 port,
 			     __u8 protocol);
 
+/*
+ * A broker tool run's cgroup (by id), held to network (AGENTD_TOOL_NET_*) for the agent it runs
+ * for; registered before the tool starts there, removed once the cgroup is gone. Returns 0 or
+ * -errno (-ENOSPC: too many runs at once; -ENOENT: not there).
+ */
+int enforcer_add_tool_run(struct enforcer *e, __u64 cgroup_id, __u32 agent_id, __u32 network);
+int enforcer_remove_tool_run(struct enforcer *e, __u64 cgroup_id);
+/* Forgets every tool run (agentd starting: the runs of an agentd before it are gone). */
+int enforcer_clear_tool_runs(struct enforcer *e);
+/* The host's name servers that public tool runs reach on port 53 (TCP and UDP): addrs (n of
+ * them, 16 bytes each, IPv4 as IPv4-mapped) replace the ones set before. Returns 0 or -errno. */
+int enforcer_set_resolvers(struct enforcer *e, const __u8 (*addrs)[16], size_t n);
+
 /* Waits up to timeout_ms, then consumes every pending event. Returns events consumed or -errno. */
 int enforcer_consume(struct enforcer *e, int timeout_ms);
 /* An epoll fd readable once the programs wake the consumer (past a backlog, not per event), for

@@ -408,6 +408,75 @@ int enforcer_remove_endpoint(struct enforcer *e, __u32 agent_id, const __u8 addr
 	return 0;
 }
 
+int enforcer_add_tool_run(struct enforcer *e, __u64 cgroup_id, __u32 agent_id, __u32 network)
+{
+	struct agentd_tool_run v = { .agent_id = agent_id, .network = network };
+
+	if (bpf_map_update_elem(enforcer_map_fd(e, "tool_runs"), &cgroup_id, &v, BPF_NOEXIST))
+		return errno == E2BIG ? -ENOSPC : -errno;
+	return 0;
+}
+
+int enforcer_remove_tool_run(struct enforcer *e, __u64 cgroup_id)
+{
+	if (bpf_map_delete_elem(enforcer_map_fd(e, "tool_runs"), &cgroup_id))
+		return -errno;
+	return 0;
+}
+
+int enforcer_clear_tool_runs(struct enforcer *e)
+{
+	int fd = enforcer_map_fd(e, "tool_runs");
+	__u64 key;
+
+	if (fd < 0)
+		return fd;
+	/* Deleting the key just read: the next lookup from NULL starts over. */
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
+			return -errno;
+	return 0;
+}
+
+static bool resolver_listed(const struct agentd_endpoint_key *k, const __u8 (*addrs)[16], size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!memcmp(k->addr, addrs[i], 16) && k->port == 53)
+			return true;
+	return false;
+}
+
+int enforcer_set_resolvers(struct enforcer *e, const __u8 (*addrs)[16], size_t n)
+{
+	int fd = enforcer_map_fd(e, "endpoints"), err = 0;
+	struct agentd_endpoint_key k, next, *prev = NULL;
+	size_t i;
+
+	if (fd < 0)
+		return fd;
+	for (i = 0; !err && i < n; i++)
+		err = enforcer_add_endpoint(e, AGENTD_TOOL_RESOLVERS, addrs[i], 53,
+					    AGENTD_PROTO_TCP)
+			      ?: enforcer_add_endpoint(e, AGENTD_TOOL_RESOLVERS, addrs[i], 53,
+						       AGENTD_PROTO_UDP);
+	if (err)
+		return err;
+	/* Then the ones no longer listed; a deleted key's successor is found from its
+	 * predecessor (or from the start). */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (next.agent_id == AGENTD_TOOL_RESOLVERS && !resolver_listed(&next, addrs, n)) {
+			if (bpf_map_delete_elem(fd, &next) && errno != ENOENT)
+				return -errno;
+			continue;
+		}
+		k = next;
+		prev = &k;
+	}
+	return 0;
+}
+
 int enforcer_map_agents(struct enforcer *e)
 {
 	return map_shared_section(e) ?: index_sync(e) ?: object_filter_map(e) ?: agent_slots_map(e);

@@ -12,10 +12,10 @@ struct ctx {
 	int err; /* -ENOMEM once an allocation failed */
 };
 
-static const char *const tool_keys[] = { "name",    "effect",	"exec",	       "builtin",
-					 "args",    "timeout",	"output_cap",  "env",
-					 "secrets", "limits",	"uid",	       "gid",
-					 "user",    "programs", "description", NULL };
+static const char *const tool_keys[] = { "name",    "effect",	  "exec", "builtin",  "args",
+					 "timeout", "output_cap", "env",  "secrets",  "limits",
+					 "uid",	    "gid",	  "user", "programs", "description",
+					 "network", NULL };
 static const char *const arg_keys[] = { "type", "max_length", "pattern", "enum", NULL };
 static const char *const effects[] = { "observe", "report", "actuate" };
 static const char *const arg_types[] = { "string", "integer", "boolean" };
@@ -475,6 +475,27 @@ static void parse_programs(struct ctx *c, const char *ptr, const json_t *o, stru
 					  "an absolute path without placeholders");
 }
 
+/* "network": "none" (the default) or "public" (docs/BROKER.md). */
+static void parse_network(struct ctx *c, const char *ptr, const json_t *o, struct tool *t,
+			  bool builtin)
+{
+	static const char *const nets[] = { "none", "public" };
+	char at[JPTR_MAX];
+	json_t *v = field(c, ptr, o, "network", JSON_STRING, "\"none\" or \"public\"", at);
+	int n;
+
+	if (!v)
+		return;
+	if (builtin) {
+		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no network");
+		return;
+	}
+	n = one_of(json_string_value(v), nets, 2);
+	if (n < 0)
+		enum_error(c, at, v, "none, public");
+	t->network_public = n == 1;
+}
+
 static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct tool *t)
 {
 	char at[JPTR_MAX], found[80];
@@ -554,6 +575,7 @@ static void parse_tool(struct ctx *c, const char *ptr, const json_t *o, struct t
 					 "a variable name matching [A-Z_][A-Z0-9_]*");
 	parse_ids(c, ptr, o, t, has_builtin);
 	parse_programs(c, ptr, o, t, has_builtin);
+	parse_network(c, ptr, o, t, has_builtin);
 	v = field(c, ptr, o, "limits", JSON_OBJECT, "an object", at);
 	if (v && has_builtin)
 		jdoc_err(c->errs, c->d, at, "a builtin runs in agentd: it takes no limits");

@@ -55,6 +55,9 @@ struct tool {
 	 * agent's own that no user has (docs/BROKER.md), unless root is set. */
 	unsigned int uid, gid;
 	bool root; /* "user": "root": runs as root, with root's capabilities (policy check warns) */
+	/* "network": "public": the run may reach addresses outside the structural deny list and
+	 * the host's name servers; false ("none", the default): no inet destination at all. */
+	bool network_public;
 	/* Programs the tool may execute besides exec[0] (a shell's commands): absolute paths */
 	char **programs;
 	size_t n_programs;

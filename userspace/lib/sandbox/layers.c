@@ -517,6 +517,12 @@ static int gap_sockets(const struct policy *p, const struct layers *l, struct ga
 				  "reachable without BPF LSM (Landlock ABI 6 scopes abstract ones)"
 				: "unix sockets of host daemons and other agents, path-named and "
 				  "abstract, stay reachable without BPF LSM");
+	/* The cgroup programs see connect() of ping sockets, never their unconnected sends. */
+	if (!err && (p->net.sockets & (POLICY_SOCK_ICMP | POLICY_SOCK_RAW)))
+		err = item(g, "network.sockets: icmp, raw",
+			   "sendto() and sendmsg() of an unconnected ICMP echo or raw socket reach "
+			   "any address, structurally denied ones too, without BPF LSM: the cgroup "
+			   "programs check only connect()");
 	return err;
 }
 
