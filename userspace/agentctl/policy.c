@@ -128,7 +128,11 @@ static int print_gap(const struct check_opts *o, const char *file, const struct 
 	if (layers_gap(p, &l, &g))
 		return -ENOMEM;
 	layers_format(&o->layers, names, sizeof(names));
-	if (!g.n)
+	if (!g.n && l.shadow)
+		printf("%s: shadow mode under %s: the agent's own rules record would-deny and "
+		       "allow; self-protection and the structural network deny are enforced\n",
+		       file, names);
+	else if (!g.n)
 		printf("%s: every rule is enforced by %s\n", file, names);
 	else
 		printf("%s: %zu rule%s NOT ENFORCED by %s:\n", file, g.n, g.n == 1 ? "" : "s",
