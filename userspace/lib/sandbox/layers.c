@@ -272,15 +272,16 @@ __attribute__((format(printf, 3, 4))) static int item(struct gap *g, const char 
 	return 0;
 }
 
-int gap_add(struct gap *g, const char *rule, const char *fmt, ...)
+/* Shadow mode without BPF LSM: what Landlock and seccomp's socket rules would have held. */
+static int gap_shadow(const struct policy *p, const struct layers *l, struct gap *g)
 {
-	char why[1024];
-	va_list ap;
+	struct shadow_gap_item v[SHADOW_GAP_MAX];
+	size_t i, n = shadow_gap_items(p, l, v);
+	int err = 0;
 
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	return item(g, rule, "%s", why);
+	for (i = 0; !err && i < n; i++)
+		err = item(g, v[i].rule, "%s", v[i].why);
+	return err;
 }
 
 /* Deny or narrower rules inside a wider tree: Landlock only adds rights going down a path. */
@@ -532,7 +533,7 @@ int layers_gap(const struct policy *p, const struct layers *l, struct gap *out)
 
 	memset(out, 0, sizeof(*out));
 	if (!(l->set & LAYER_BPF_LSM)) {
-		err = l->shadow ? shadow_gap(p, l, out) : gap_files(p, l, out);
+		err = l->shadow ? gap_shadow(p, l, out) : gap_files(p, l, out);
 		if (!err)
 			err = gap_self(l, out);
 		if (!err)

@@ -60,9 +60,6 @@ bool layers_use_landlock(const struct layers *l);
 /* What p asks that l cannot enforce. Returns 0 or -ENOMEM. */
 int layers_gap(const struct policy *p, const struct layers *l, struct gap *out);
 void gap_free(struct gap *g);
-/* Adds one item to g (why a format). Returns 0 or -ENOMEM. */
-int gap_add(struct gap *g, const char *rule, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 /* One line: "RULE (WHY); RULE (WHY)...", cut to bufsz. */
 void gap_format_line(const struct gap *g, char *buf, size_t bufsz);
 

@@ -22,26 +22,31 @@ void shadow_enforcer(const struct layers *l, enum layer_part part, char *buf, si
 		snprintf(buf + n, bufsz - n, "%s", say);
 }
 
-int shadow_gap(const struct policy *p, const struct layers *l, struct gap *g)
+size_t shadow_gap_items(const struct policy *p, const struct layers *l,
+			struct shadow_gap_item v[SHADOW_GAP_MAX])
 {
-	int err = 0;
+	size_t n = 0;
 
 	if (p->n_files)
-		err = gap_add(g, "files",
-			      "shadow mode without BPF LSM: Landlock cannot record a deny and let "
-			      "the operation go on, so agentd does not apply it; file rules are "
-			      "neither enforced nor recorded");
-	if (!err && p->exec.n_allow)
-		err = gap_add(
-			g, "exec.allow",
-			"shadow mode without BPF LSM: Landlock is not applied; exec rules are "
-			"neither enforced nor recorded");
-	if (!err && (l->set & LAYER_SECCOMP))
-		err = gap_add(
-			g, "network.sockets: shadow",
+		v[n++] = (struct shadow_gap_item){
+			"files",
+			"shadow mode without BPF LSM: Landlock cannot record a deny and let "
+			"the operation go on, so agentd does not apply it; file rules are "
+			"neither enforced nor recorded"
+		};
+	if (p->exec.n_allow)
+		v[n++] = (struct shadow_gap_item){ "exec.allow",
+						   "shadow mode without BPF LSM: Landlock is not "
+						   "applied; exec rules are neither enforced nor "
+						   "recorded" };
+	if (l->set & LAYER_SECCOMP)
+		v[n++] = (struct shadow_gap_item){
+			"network.sockets: shadow",
 			"shadow mode without BPF LSM: seccomp's socket-family rules are not "
-			"applied; only inet and inet6 sockets (cgroup-BPF) record would-deny");
-	return err;
+			"applied; "
+			"only inet and inet6 sockets (cgroup-BPF) record would-deny"
+		};
+	return n;
 }
 
 void shadow_seccomp(struct sandbox_seccomp *s)

@@ -12,9 +12,16 @@
 
 /* What shadow mode changes in the enforcer of a part, appended to layers_enforcer()'s buf. */
 void shadow_enforcer(const struct layers *l, enum layer_part part, char *buf, size_t bufsz);
+#define SHADOW_GAP_MAX 3
+
+struct shadow_gap_item {
+	const char *rule, *why;
+};
+
 /* The gap of files and exec in shadow mode without BPF LSM (in place of Landlock's), and of
- * the socket families seccomp alone holds. Returns 0 or -ENOMEM. */
-int shadow_gap(const struct policy *p, const struct layers *l, struct gap *g);
+ * the socket families seccomp alone holds, for layers.c to add: how many are in v. */
+size_t shadow_gap_items(const struct policy *p, const struct layers *l,
+			struct shadow_gap_item v[SHADOW_GAP_MAX]);
 /* seccomp's filter in shadow mode: the agent's socket-family and type rules are not applied
  * (its fixed list, self-protection, stays, and so do ICMP sockets, as BPF holds them). */
 void shadow_seccomp(struct sandbox_seccomp *s);
