@@ -149,6 +149,8 @@ $(OUT)/selftests/test_unit: $(wildcard selftests/unit/*.c) $(HARNESS) $(SAN_LIB_
 
 # Network tests (cgroup-BPF) run in both the host tier and the VM tier.
 NET_TESTS := $(wildcard selftests/net/*.c)
+# The shipped profiles' sessions too (selftests/sessions/).
+NET_TESTS += $(wildcard selftests/sessions/*.c) selftests/sessions/session.h
 
 $(OUT)/selftests/test_host: $(wildcard selftests/host/*.c) $(NET_TESTS) $(HARNESS) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)

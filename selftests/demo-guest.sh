@@ -66,6 +66,9 @@ try agent "move itself out of its cgroup" "BPF LSM (file_open, self-protection)"
 	as_agent sh -c 'echo $$ >/sys/fs/cgroup/cgroup.procs'
 try host "read /secrets/api-key" - cat /secrets/api-key
 
+echo
+echo "== agentctl inspect demo-agent (BPF LSM: every boundary observed in the kernel)"
+agentctl inspect demo-agent || true
 kill $listener 2>/dev/null
 kill $agentd_pid
 wait $agentd_pid

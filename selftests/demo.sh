@@ -144,6 +144,10 @@ echo "== agentctl status"
 agentctl status | sed 's/^/  /'
 
 echo
+echo "== agentctl inspect demo (declared, observed in the kernel, proven by a drill)"
+agentctl inspect demo | sed 's/^/  /' || true
+
+echo
 echo "== agentctl agent rm demo; agentd stops; agentd --teardown"
 agentctl agent rm demo
 kill "$agentd_pid"

@@ -44,12 +44,13 @@ fetch_kernel() {
 	fi
 	[ -n "$pkg" ] || return 1
 	dir=$cache/$pkg
-	if [ ! -s "$dir/vmlinuz" ]; then
+	if [ ! -s "$dir/vmlinuz" ] || [ ! -s "$dir/modules.cpio.gz" ]; then
 		tmp=$(mktemp -d)
 		(cd "$tmp" && apt-get -q -o APT::Sandbox::User=root download "$pkg" >&2 &&
 			dpkg-deb -x ./*.deb x) || { rm -rf "$tmp"; return 1; }
 		mkdir -p "$dir"
 		cp "$tmp"/x/boot/vmlinuz-* "$dir/vmlinuz.part" && mv "$dir/vmlinuz.part" "$dir/vmlinuz"
+		keep_modules "$tmp/x" "$dir"
 		rm -rf "$tmp"
 	fi
 	echo "$dir/vmlinuz"
@@ -63,6 +64,9 @@ stage_binary() {
 		[ -e "$stage$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$stage$lib"
 	done
 }
+
+# shellcheck source=selftests/vm/stage_sessions.sh
+. "$top/selftests/vm/stage_sessions.sh"
 
 build_initramfs() {
 	stage=$out/initramfs
@@ -83,7 +87,11 @@ build_initramfs() {
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
 	done
 	for b in ${VM_STAGE:-}; do stage_binary "${b%%:*}" "agentd/extra/${b#*:}"; done
+	install -D -m 0644 -t "$stage/policies" "$top"/policies/*.json # for test_sessions.c
+	install -D -m 0644 -t "$stage/policies/base" "$top"/policies/base/*.json
+	sessions=$(sessions_archive)
 	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
+	cat "$sessions" >>"$out/initrd.gz"
 }
 
 # One vCPU: with two, the 6.12 guest once took an unexpected int3 while BPF trampolines were
@@ -128,7 +136,7 @@ boot() {
 	local vmlinuz=$1 log=$2 append=$3
 	# shellcheck disable=SC2086 # VM_QEMU_ARGS is a list of options
 	timeout --foreground -k 5 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m 1G -smp "$VM_SMP" \
-		${VM_QEMU_ARGS:-} -kernel "$vmlinuz" -initrd "$out/initrd.gz" -nic none \
+		${VM_QEMU_ARGS:-} -kernel "$vmlinuz" -initrd "$initrd" -nic none \
 		-append "console=ttyS0 panic=-1 quiet $append" \
 		-nographic -no-reboot -monitor none </dev/null >"$log" 2>&1
 }
@@ -166,6 +174,9 @@ main() {
 			continue
 		fi
 		log=$out/$mode-$series.log
+		# The kernel's own modules appended (boot's initrd).
+		initrd=$out/initrd-$series.gz
+		cat "$out/initrd.gz" "$(dirname "$vmlinuz")/modules.cpio.gz" >"$initrd"
 		echo "vm: booting $(basename "$(dirname "$vmlinuz")") ($mode)" >&2
 		case $mode in
 		test)

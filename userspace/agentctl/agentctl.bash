@@ -32,9 +32,13 @@ _agentctl()
 		COMPREPLY=($(compgen -W "allow deny" -- "$cur"))
 		return
 		;;
+	--fail-on)
+		COMPREPLY=($(compgen -W "info low medium high critical" -- "$cur"))
+		return
+		;;
 	esac
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "probe agent run kill attach detach status policy audit version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "probe agent run kill attach detach status inspect policy audit version help" -- "$cur"))
 		return
 	fi
 	case $cmd in
@@ -49,9 +53,12 @@ _agentctl()
 		;;
 	policy)
 		if [ "$COMP_CWORD" -eq 2 ]; then
-			COMPREPLY=($(compgen -W "check reload" -- "$cur"))
-		elif [ "${COMP_WORDS[2]}" = reload ]; then
+			COMPREPLY=($(compgen -W "check reload generate" -- "$cur"))
+		elif [ "${COMP_WORDS[2]}" = reload ] ||
+			{ [ "${COMP_WORDS[2]}" = generate ] && [ "$COMP_CWORD" -eq 3 ]; }; then
 			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		elif [ "${COMP_WORDS[2]}" = generate ]; then
+			COMPREPLY=($(compgen -f -W "--since --from --dir --policy --var --diff --allow-broad" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -W "--layers --var --tools --json" -- "$cur"))
 		fi
@@ -61,6 +68,13 @@ _agentctl()
 			COMPREPLY=($(compgen -W "verify query follow help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "--dir --socket --json --agent --kind --decision --since --until --expect" -- "$cur"))
+		fi
+		;;
+	inspect)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--fail-on --json --control" -- "$cur"))
 		fi
 		;;
 	run | kill | attach | detach)

@@ -14,6 +14,8 @@ int want_json(int argc, char **argv);
 
 /* policy check [--tools FILE] [--var NAME=VALUE]... [--json] FILE... | policy reload [NAME] */
 int do_policy(int argc, char **argv);
+/* policy generate NAME ...: a policy from the agent's deny records (generate.c) */
+int policy_generate(int argc, char **argv);
 /* agentctl audit verify|query|follow (audit.c) */
 int do_audit(int argc, char **argv);
 /* The audit stream socket: $AGENTD_STREAM, else audit.sock beside the control socket (control,
@@ -30,6 +32,8 @@ int do_agent(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_kill(int argc, char **argv);
 int do_status(int argc, char **argv);
+/* inspect NAME [--fail-on SEVERITY] (inspect.c) */
+int do_inspect(int argc, char **argv);
 /* agentd's counters, Prometheus text (metrics.c) */
 int do_metrics(int argc, char **argv);
 

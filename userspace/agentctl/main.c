@@ -72,9 +72,15 @@ static const struct cmd {
 	  "detach NAME --cgroup PATH   give an attached cgroup back (agent rm does too)" },
 	{ "status", do_status,
 	  "status           the daemon, kernel features, which layer enforces what, agents" },
+	{ "inspect", do_inspect,
+	  "inspect NAME [--fail-on SEVERITY]   per boundary: declared, observed in the kernel,\n"
+	  "                   proven by the last drill; findings (exit 1: declared != observed\n"
+	  "                   or a finding at or above SEVERITY, default high)" },
 	{ "policy", do_policy,
 	  "policy check FILE...  validate policies (--tools, --var)\n"
-	  "  policy reload [NAME]  apply the agents' policies again, all or nothing" },
+	  "  policy reload [NAME]  apply the agents' policies again, all or nothing\n"
+	  "  policy generate NAME [--since T] [--from FILE]... [--diff] [--allow-broad]\n"
+	  "                   a policy granting what the agent's deny records show it needed" },
 	{ "audit", do_audit,
 	  "audit verify|query|follow ...   the audit log (agentctl audit help)" },
 	{ "metrics", do_metrics,

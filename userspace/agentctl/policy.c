@@ -34,6 +34,8 @@ static int usage(void)
 	log_err("usage: agentctl policy check [--tools FILE] [--var NAME=VALUE]...\n"
 		"                             [--layers LAYER,...] [--json] FILE...\n"
 		"       agentctl policy reload [NAME] [--json] [--control PATH]\n"
+		"       agentctl policy generate NAME [--since TIME] [--from FILE]... [--diff]\n"
+		"                                [--policy FILE] [--allow-broad] (docs/POLICY.md)\n"
 		"  --layers  print what the policy asks that these layers cannot enforce (the "
 		"gap):\n"
 		"            bpf-lsm, cgroup, landlock (this kernel's ABI; landlock:N for ABI N),\n"
@@ -407,5 +409,7 @@ int do_policy(int argc, char **argv)
 		return do_check(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "reload"))
 		return do_reload(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "generate"))
+		return policy_generate(argc - 1, argv + 1);
 	return usage();
 }

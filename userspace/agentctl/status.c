@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* agentctl status: the daemon, what the kernel enforces, and each agent. */
 #include <stdio.h>
+#include <time.h>
 #include "client.h"
 #include "cmds.h"
 #include "log.h"
@@ -41,6 +42,27 @@ static void print_enforcement(const json_t *a, const json_t *layers)
 		printf("    %-12s %s: %s\n", i ? "" : "NOT ENFORCED", str(g, "rule"),
 		       str(g, "why"));
 	}
+}
+
+/* declared == observed (agentctl inspect) and the time since its last drill. */
+static void print_inspect(const json_t *a)
+{
+	const json_t *in = json_object_get(a, "inspect");
+	long long ended = json_integer_value(json_object_get(in, "drill_ended_sec"));
+	long long ago = (long long)time(NULL) - ended;
+
+	if (!in) {
+		printf("    inspect  unknown: agentd has no loaded policy for it\n");
+		return;
+	}
+	printf("    inspect  declared %s observed, ",
+	       json_is_true(json_object_get(in, "consistent")) ? "==" : "!=");
+	if (!ended)
+		printf("never drilled\n");
+	else if (ago < 3600)
+		printf("last drill %lld min ago\n", ago / 60);
+	else
+		printf("last drill %lld h ago\n", ago / 3600);
 }
 
 static void print_status(const json_t *reply)
@@ -87,6 +109,7 @@ static void print_status(const json_t *reply)
 		       json_integer_value(json_object_get(a, "generation")),
 		       json_integer_value(json_object_get(a, "drops")), str(a, "cgroup"));
 		print_enforcement(a, layers);
+		print_inspect(a);
 		if (*str(a, "limits_not_enforced"))
 			printf("    limits   NOT ENFORCED (no cgroup v2 controller): %s\n",
 			       str(a, "limits_not_enforced"));

@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include "audit_hold.h"
 #include "daemon.h"
+#include "inspect.h"
 #include "layers_status.h"
 #include "log.h"
 #include "kernel/cglimits.h"
@@ -858,6 +859,7 @@ static json_t *do_status(struct daemon *d, const struct control_request *req)
 	/* For processes agentctl run starts (attached ones get cgroup-BPF alone). */
 	json_object_set_new(reply, "layers", layers_status_parts(d));
 	json_object_set_new(reply, "agents", agents_json(d));
+	inspect_status_json(d, reply);
 	services_status_json(d, reply);
 	return reply;
 }
@@ -893,6 +895,9 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 		return do_attach(d, req);
 	case CONTROL_AGENT_MODE:
 		return do_mode(d, req);
+	case CONTROL_AGENT_INSPECT:
+		return find(d, req->name) ? inspect_handle(d, find(d, req->name), req)
+					  : error(req, CONTROL_E_NOENT, "no agent %s", req->name);
 	default:
 		return do_status(d, req);
 	}

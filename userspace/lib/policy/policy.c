@@ -239,6 +239,11 @@ int policy_capability(const char *name)
 	return -1;
 }
 
+const char *policy_capability_name(int cap)
+{
+	return cap >= 0 && (size_t)cap < NAMES(cap_names) ? cap_names[cap] : NULL;
+}
+
 /* ---- reading the file and its bases ---- */
 
 static bool same_file(const struct jdoc *a, const struct jdoc *b)

@@ -129,6 +129,8 @@ const char *policy_mode_name(enum policy_mode mode);
 int policy_mode_parse(const char *s, enum policy_mode *mode);
 /* The capability called name ("sys_admin" or "CAP_SYS_ADMIN", any case): its number, or -1. */
 int policy_capability(const char *name);
+/* Capability number cap's name ("sys_admin"), or NULL. */
+const char *policy_capability_name(int cap);
 /* The names of rights, comma-separated ("read,write"), "none" for 0. */
 int policy_rights_format(__u32 rights, char *buf, size_t bufsz);
 

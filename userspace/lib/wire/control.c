@@ -31,6 +31,7 @@ static const struct {
 	[CONTROL_AGENT_ATTACH] = { "agent.attach", ARG_NAME | ARG_PID | ARG_CGROUP | ARG_PARTIAL },
 	[CONTROL_AGENT_DETACH] = { "agent.detach", ARG_NAME | ARG_CGROUP },
 	[CONTROL_AGENT_MODE] = { "agent.mode", ARG_NAME | ARG_MODE },
+	[CONTROL_AGENT_INSPECT] = { "agent.inspect", ARG_NAME },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
