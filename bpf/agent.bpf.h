@@ -190,6 +190,39 @@ static __always_inline void event_submit(void *e)
 	bpf_ringbuf_submit(e, flags);
 }
 
+/*
+ * Shadow mode (docs/SHADOW.md): the denies of the agent's own file, exec, socket-family and
+ * network rules, and the file walks that fail closed, are recorded as would-deny and let
+ * through. Everything else stays enforced: self-protection and containment (capabilities,
+ * tasks, IPC, unix sockets and cgroups outside the agent), protocols and IP options no hook
+ * follows, unreadable destinations, and the structural network deny unless agentd's host
+ * option puts it in shadow too (AGENTD_AGENT_SHADOW_STRUCTURAL).
+ */
+#define SHADOW_REASONS                                                                             \
+	((1U << AGENTD_REASON_RULE) | (1U << AGENTD_REASON_NO_RULE) |                              \
+	 (1U << AGENTD_REASON_WALK_TOO_DEEP) | (1U << AGENTD_REASON_LINK_WIDENS) |                 \
+	 (1U << AGENTD_REASON_WRITABLE_EXEC) | (1U << AGENTD_REASON_ANON_EXEC) |                   \
+	 (1U << AGENTD_REASON_UNKNOWN_MOUNT) | (1U << AGENTD_REASON_DEVICE))
+
+/* Whether a deny of agent a for reason is one its shadow mode records and lets through. */
+static __always_inline int shadowed(const struct agent *a, __u32 reason)
+{
+	__u32 flags = a->cfg.flags;
+
+	if (!(flags & AGENTD_AGENT_SHADOW))
+		return 0;
+	if (reason == AGENTD_REASON_STRUCTURAL)
+		return !!(flags & AGENTD_AGENT_SHADOW_STRUCTURAL);
+	return reason < 32 && (SHADOW_REASONS >> reason & 1);
+}
+
+/* Whether a deny stands: not one that the agent's shadow mode lets through. An allow costs
+ * the one test of deny, so that enforce mode's allow path is what it was. */
+static __always_inline int enforced(const struct agent *a, int deny, __u32 reason)
+{
+	return deny && !shadowed(a, reason);
+}
+
 static __always_inline void event_fill(struct agentd_event_hdr *hdr, __u16 type, __u32 len,
 				       struct agentd_task *task, const struct agent *a,
 				       struct agentd_verdict *v, __u32 hook, int deny, __u32 reason,
@@ -210,7 +243,9 @@ static __always_inline void event_fill(struct agentd_event_hdr *hdr, __u16 type,
 	task->pad = 0;
 	bpf_get_current_comm(task->comm, sizeof(task->comm));
 	v->hook = hook;
-	v->decision = deny ? AGENTD_DECISION_DENY : AGENTD_DECISION_ALLOW;
+	v->decision = !deny		    ? AGENTD_DECISION_ALLOW
+		      : shadowed(a, reason) ? AGENTD_DECISION_WOULD_DENY
+					    : AGENTD_DECISION_DENY;
 	v->reason = reason;
 	v->rule_id = rule_id;
 }

@@ -41,7 +41,7 @@ static __always_inline int check_exec(struct file *file, __u32 hook)
 out:
 	if (want_event(&a, deny))
 		emit_file_event(&a, hook, deny, &w, AGENTD_RIGHT_EXEC, d, mnt);
-	return lsm_verdict(deny);
+	return lsm_verdict(enforced(&a, deny, w.reason));
 }
 
 SEC("lsm/bprm_check_security")

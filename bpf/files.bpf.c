@@ -162,7 +162,7 @@ static __always_inline int check_move(const struct agent *a, __u32 hook, struct 
 out:
 	if (want_event(a, deny))
 		emit_file_event(a, hook, deny, &src, src_needed, obj, mnt);
-	return lsm_verdict(deny);
+	return lsm_verdict(enforced(a, deny, src.reason));
 }
 
 SEC("lsm/path_link")

@@ -60,8 +60,8 @@ static __always_inline int device_denied(struct file *file, struct walk *w)
 	return 1;
 }
 
-/* Whether agent a may not open file as it asks (an event is emitted when it may not, or when
- * the policy logs allows). */
+/* Whether agent a may not open file as it asks, shadow mode applied (an event is emitted when
+ * its rules deny, or when the policy logs allows). */
 static __always_inline int file_open_denied(const struct agent *a, struct file *file)
 {
 	struct dentry *d = file->f_path.dentry;
@@ -82,7 +82,7 @@ static __always_inline int file_open_denied(const struct agent *a, struct file *
 	}
 	if (want_event(a, deny))
 		emit_file_event(a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);
-	return deny;
+	return enforced(a, deny, w.reason);
 }
 
 /* The verdict of file_open: 0 or -EPERM. A task of no agent: 0 after the identity lookup. The

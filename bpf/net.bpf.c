@@ -179,7 +179,7 @@ static __always_inline int check_dest(struct bpf_sock_addr *ctx, __u32 hook, con
 		deny = !own_endpoint(ctx, &a, d);
 	if (want_event(&a, deny))
 		emit_net_event(&a, hook, deny, reason, rule_id, d);
-	return cgroup_verdict(deny);
+	return cgroup_verdict(enforced(&a, deny, reason));
 }
 
 static __always_inline int check4(struct bpf_sock_addr *ctx, __u32 hook)
@@ -244,7 +244,8 @@ static __always_inline int check_bind(__u32 hook, __u16 family, __u32 protocol)
 		emit_net_event(&a, hook, deny,
 			       a.has_config ? AGENTD_REASON_NO_RULE : AGENTD_REASON_NO_POLICY, 0,
 			       &d);
-	return cgroup_verdict(deny);
+	/* Without a configuration there is no shadow mode: the reason matters only with one. */
+	return cgroup_verdict(enforced(&a, deny, AGENTD_REASON_NO_RULE));
 }
 
 SEC("cgroup/bind4")
@@ -323,5 +324,5 @@ int sock_create(struct bpf_sock *sk)
 	}
 	if (want_event(&a, deny))
 		emit_net_event(&a, AGENTD_HOOK_SOCK_CREATE, deny, reason, 0, &d);
-	return cgroup_verdict(deny);
+	return cgroup_verdict(enforced(&a, deny, reason));
 }

@@ -616,7 +616,7 @@ static __always_inline int decide(const struct agent *a, __u32 hook, struct dent
 	}
 	if (want_event(a, deny))
 		emit_file_event(a, hook, deny, &w, needed, name_of, mnt);
-	return lsm_verdict(deny);
+	return lsm_verdict(enforced(a, deny, w.reason));
 }
 
 /* The verdict for hooks that see no mount: the walk stays in the object's file system
@@ -637,7 +637,7 @@ static __always_inline int decide_inode(const struct agent *a, __u32 hook, struc
 	}
 	if (want_event(a, deny))
 		emit_file_event(a, hook, deny, &w, needed, d, NULL);
-	return lsm_verdict(deny);
+	return lsm_verdict(enforced(a, deny, w.reason));
 }
 
 #endif /* AGENTD_RIGHTS_BPF_H */

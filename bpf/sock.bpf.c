@@ -47,7 +47,7 @@ int BPF_PROG(socket_create, int family, int type, int protocol, int kern, int re
 		e->protocol = type;
 		event_submit(e);
 	}
-	return lsm_verdict(deny);
+	return lsm_verdict(enforced(&a, deny, reason));
 }
 
 /* The kernel fields read below (CO-RE); kernel.h has struct file and struct inode. */
@@ -271,7 +271,7 @@ static __always_inline int uncovered_dest(const struct inet_view *v, const void 
 	deny = reason || dest_denied(&a, &d, &reason, &rule_id);
 	if (want_event(&a, deny))
 		emit_net_event(&a, hook, deny, reason, rule_id, &d);
-	return lsm_verdict(deny);
+	return lsm_verdict(enforced(&a, deny, reason));
 }
 
 SEC("lsm/socket_connect")
@@ -308,7 +308,8 @@ int BPF_PROG(socket_bind, struct socket *sock, struct sockaddr *address, int add
 			       a.has_config ? AGENTD_REASON_NO_RULE : AGENTD_REASON_NO_POLICY, 0,
 			       &d);
 	}
-	return lsm_verdict(deny);
+	/* Without a configuration there is no shadow mode: the reason matters only with one. */
+	return lsm_verdict(enforced(&a, deny, AGENTD_REASON_NO_RULE));
 }
 
 /* IP options that route a packet through an address other than its destination (which is all

@@ -791,3 +791,53 @@ void test_netns(const char *const addrs[], size_t n)
 	}
 	close(fd);
 }
+
+void test_sin(struct sockaddr_in *sin, const char *addr, int port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) != 1)
+		FAIL("bad address %s", addr);
+}
+
+int test_listener_at(const char *addr, int *port)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+
+	ASSERT_OK(fd);
+	ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	test_sin(&sin, addr, *port);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 16))
+		FAIL("listening on %s:%d: %s", addr, *port, strerror(errno));
+	ASSERT_OK(getsockname(fd, (struct sockaddr *)&sin, &len));
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+bool test_accepted(int l)
+{
+	struct pollfd pfd = { .fd = l, .events = POLLIN };
+	int c;
+
+	if (poll(&pfd, 1, 20000) <= 0)
+		return false;
+	c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (c >= 0)
+		close(c);
+	return c >= 0;
+}
+
+int test_connect_sin(void *sin)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (connect(fd, sin, sizeof(struct sockaddr_in)))
+		err = errno;
+	close(fd);
+	return err;
+}

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <netinet/in.h>
 #include "kernel/rules.h"
 
 /* Creates a fresh cgroup v2 directory for this test (under parent, or under the cgroup v2 root
@@ -110,6 +111,16 @@ void test_agent_start_plain(struct test_agent *a, const struct ruleset *rs);
 void test_agent_apply(struct test_agent *a, const struct ruleset *rs);
 /* run_in_cgroup() in the agent's cgroup. */
 int test_agent_run(const struct test_agent *a, int (*fn)(void *), void *arg);
+
+/* A TCP listener of the test on IPv4 addr, port *port (0: an ephemeral one, put in *port). */
+int test_listener_at(const char *addr, int *port);
+/* Whether a connection came to listener l, waiting for it a bounded while (loopback may
+ * deliver it after connect() returns); it is accepted and closed. */
+bool test_accepted(int l);
+/* addr:port as a sockaddr_in, for test_connect_sin(). */
+void test_sin(struct sockaddr_in *sin, const char *addr, int port);
+/* connect() to the sockaddr_in at sin, then close: 0 or the errno (a run_in_cgroup() body). */
+int test_connect_sin(void *sin);
 
 /* A TCP listener of the test on 127.0.0.1, on an ephemeral port (put in *port); FAILs on error. */
 int test_loopback_listener(int *port);

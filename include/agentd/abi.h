@@ -222,6 +222,9 @@ _Static_assert(sizeof(struct agentd_verdict) == 16, "agentd_verdict layout");
 /* Shadow mode: a deny by the agent's own rules is recorded as AGENTD_DECISION_WOULD_DENY and the
  * operation proceeds; structural network deny and self-protection stay enforced. */
 #define AGENTD_AGENT_SHADOW (1U << 6)
+/* With AGENTD_AGENT_SHADOW: the structural network deny is shadowed too (agentd's host option
+ * --shadow-structural; docs/SHADOW.md). */
+#define AGENTD_AGENT_SHADOW_STRUCTURAL (1U << 7)
 
 struct agentd_agent_config {
 	__u32 generation;

@@ -171,8 +171,9 @@ TEST(policy_bad_name_and_mode)
 	setup();
 	refused("{\"name\": \"Coding\"}", "p.json:1:10: /name: expected a name matching "
 					  "[a-z0-9][a-z0-9-]{0,62}; found \"Coding\"");
-	refused("{\"name\": \"x\", \"mode\": \"enforce\"}",
-		"p.json:1:23: /mode: expected one of act, report-only; found \"enforce\"");
+	refused("{\"name\": \"x\", \"mode\": \"audit\"}",
+		"p.json:1:23: /mode: expected one of act, enforce, report-only, shadow; found "
+		"\"audit\"");
 }
 
 TEST(policy_bad_right_names_pointer)

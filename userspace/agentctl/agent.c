@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* agentctl agent add|rm|ls|info: the daemon's agents. */
+/* agentctl agent add|rm|ls|info|mode: the daemon's agents. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@ static int usage(void)
 	log_err("usage: agentctl agent add NAME --policy FILE [--tools FILE] [--var N=V]...\n"
 		"       agentctl agent rm|info NAME\n"
 		"       agentctl agent ls\n"
+		"       agentctl agent mode NAME shadow|enforce\n"
 		"       (each with [--json] [--control PATH])\n");
 	return EXIT_USAGE;
 }
@@ -67,16 +68,18 @@ static int parse_add(int argc, char **argv, struct control_request *req)
 
 static void print_agent_row(const json_t *a)
 {
-	printf("%-24s %4lld %6lld %8lld  %s\n", json_string_value(json_object_get(a, "name")),
+	const char *mode = json_string_value(json_object_get(a, "mode"));
+
+	printf("%-24s %4lld %6lld %-7s %8lld  %s\n", json_string_value(json_object_get(a, "name")),
 	       json_integer_value(json_object_get(a, "id")),
-	       json_integer_value(json_object_get(a, "generation")),
+	       json_integer_value(json_object_get(a, "generation")), mode ? mode : "?",
 	       json_integer_value(json_object_get(a, "drops")),
 	       json_string_value(json_object_get(a, "cgroup")));
 }
 
 static void print_agent_header(void)
 {
-	printf("%-24s %4s %6s %8s  %s\n", "NAME", "ID", "GEN", "DROPS", "CGROUP");
+	printf("%-24s %4s %6s %-7s %8s  %s\n", "NAME", "ID", "GEN", "MODE", "DROPS", "CGROUP");
 }
 
 static void print_reply(const char *verb, const json_t *reply)
@@ -107,10 +110,9 @@ static int build(int argc, char **argv, struct control_request *req)
 		enum control_cmd cmd;
 		int args;
 	} verbs[] = {
-		{ "add", CONTROL_AGENT_ADD, -1 },
-		{ "rm", CONTROL_AGENT_RM, 1 },
-		{ "ls", CONTROL_AGENT_LS, 0 },
-		{ "info", CONTROL_AGENT_INFO, 1 },
+		{ "add", CONTROL_AGENT_ADD, -1 },  { "rm", CONTROL_AGENT_RM, 1 },
+		{ "ls", CONTROL_AGENT_LS, 0 },	   { "info", CONTROL_AGENT_INFO, 1 },
+		{ "mode", CONTROL_AGENT_MODE, 2 },
 	};
 	size_t i;
 
@@ -131,6 +133,12 @@ static int build(int argc, char **argv, struct control_request *req)
 	strcpy(req->name, argv[2]);
 	if (verbs[i].args == 1)
 		return argc == 3 ? 0 : -EINVAL;
+	if (verbs[i].args == 2) {
+		if (argc != 4 || (strcmp(argv[3], "shadow") && strcmp(argv[3], "enforce")))
+			return -EINVAL;
+		snprintf(req->mode, sizeof(req->mode), "%s", argv[3]);
+		return 0;
+	}
 	return parse_add(argc, argv, req);
 }
 

@@ -163,7 +163,7 @@ static void print_record(const char *line, size_t len)
 		snprintf(who, sizeof(who), "pid %lld %s",
 			 json_integer_value(json_object_get(rec, "pid")), str(rec, "comm"));
 	object_text(rec, obj, sizeof(obj));
-	printf("%.12s  %-5s %-9s %-16s %-24s %s", strlen(time) > 11 ? time + 11 : time,
+	printf("%.12s  %-10s %-9s %-16s %-24s %s", strlen(time) > 11 ? time + 11 : time,
 	       decision[0] ? decision : "-", str(rec, "kind"), str(rec, "op"), who, obj);
 	if (json_object_get(rec, "rule"))
 		printf("  rule %lld gen %lld", json_integer_value(json_object_get(rec, "rule")),
@@ -215,7 +215,7 @@ static int view(int fd, bool json)
 static int live_view(const struct ctl *c, struct attach_args *a)
 {
 	const char *path = a->socket ? a->socket : stream_default_path(c->control);
-	char filter[sizeof(a->req.name) + 8];
+	char filter[sizeof(a->req.name) + 8], mode[16];
 	json_t *reply;
 	int fd, err;
 
@@ -225,6 +225,9 @@ static int live_view(const struct ctl *c, struct attach_args *a)
 	err = ctl_call(c, &a->req, &reply);
 	if (err)
 		return err;
+	snprintf(mode, sizeof(mode), "%s",
+		 json_string_value(json_object_get(json_object_get(reply, "agent"), "mode"))
+			 ?: "?");
 	json_decref(reply);
 	snprintf(filter, sizeof(filter), "agent=%s", a->req.name);
 	fd = stream_subscribe(path, filter);
@@ -233,7 +236,8 @@ static int live_view(const struct ctl *c, struct attach_args *a)
 		return EXIT_FAIL;
 	}
 	if (!c->json) {
-		printf("agent %s, live from %s; interrupt to stop\n", a->req.name, path);
+		printf("agent %s (mode %s%s), live from %s; interrupt to stop\n", a->req.name, mode,
+		       strcmp(mode, "shadow") ? "" : ": would-deny is let through", path);
 		fflush(stdout);
 	}
 	err = view(fd, c->json);

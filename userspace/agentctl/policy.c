@@ -86,6 +86,15 @@ static bool template_only(const struct policy_errors *errs)
 	return errs->n && !errs->dropped;
 }
 
+/* --layers for policy p: Landlock is not applied to a policy in shadow mode. */
+static struct layers policy_layers(const struct check_opts *o, const struct policy *p)
+{
+	struct layers l = o->layers;
+
+	l.shadow = p->mode == POLICY_MODE_SHADOW;
+	return l;
+}
+
 static json_t *result_json(const struct check_opts *o, const char *file, const struct policy *p,
 			   const struct policy_errors *errs)
 {
@@ -102,22 +111,30 @@ static json_t *result_json(const struct check_opts *o, const char *file, const s
 		      "files", (json_int_t)p->n_files, "exec", (json_int_t)p->exec.n_allow,
 		      "connect", (json_int_t)p->net.n_connect, "proxy_hosts",
 		      (json_int_t)p->net.n_proxy_hosts, "tools", (json_int_t)p->n_tools, "errors");
-	if (r && o->layers_given)
-		json_object_set_new(r, "enforcement", layers_json(p, &o->layers));
+	if (r && o->layers_given) {
+		struct layers l = policy_layers(o, p);
+
+		json_object_set_new(r, "enforcement", layers_json(p, &l));
+	}
 	return r;
 }
 
 /* The gap for --layers, one line per rule. */
 static int print_gap(const struct check_opts *o, const char *file, const struct policy *p)
 {
+	struct layers l = policy_layers(o, p);
 	char names[128];
 	struct gap g;
 	size_t i;
 
-	if (layers_gap(p, &o->layers, &g))
+	if (layers_gap(p, &l, &g))
 		return -ENOMEM;
 	layers_format(&o->layers, names, sizeof(names));
-	if (!g.n)
+	if (!g.n && l.shadow)
+		printf("%s: shadow mode under %s: the agent's own rules record would-deny and "
+		       "allow; self-protection and the structural network deny are enforced\n",
+		       file, names);
+	else if (!g.n)
 		printf("%s: every rule is enforced by %s\n", file, names);
 	else
 		printf("%s: %zu rule%s NOT ENFORCED by %s:\n", file, g.n, g.n == 1 ? "" : "s",

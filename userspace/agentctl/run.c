@@ -51,6 +51,7 @@
 #include "pty.h"
 #include "sandbox/sandbox_caps.h"
 #include "sandbox/sandbox_seccomp.h"
+#include "sandbox/shadow.h"
 
 /* --require full refused to start the command: the policy is not fully enforced here. */
 #define EXIT_NOT_FULL 125
@@ -499,6 +500,24 @@ static int say_gap(const struct run_opts *o, const struct sandbox *sb)
 	return 0;
 }
 
+/* Whether the agent is in shadow mode (docs/SHADOW.md), said before it starts. */
+static bool say_shadow(const struct run_opts *o, const json_t *agent)
+{
+	const char *mode = json_string_value(json_object_get(agent, "mode"));
+
+	if (!mode || strcmp(mode, "shadow"))
+		return false;
+	log_warn("run: agent %s is in SHADOW mode: its file, exec, socket and network rules record "
+		 "would-deny and do NOT deny; %s (agentctl agent mode %s enforce ends it)\n",
+		 o->name,
+		 json_is_true(json_object_get(agent, "shadow_structural"))
+			 ? "self-protection stays enforced, the structural network deny does not "
+			   "(agentd --shadow-structural)"
+			 : "self-protection and the structural network deny stay enforced",
+		 o->name);
+	return true;
+}
+
 /* Everything the child needs, prepared as root: Landlock's paths are opened here. */
 static int prepare(const struct run_opts *o, const json_t *agent, struct sandbox *sb)
 {
@@ -514,10 +533,13 @@ static int prepare(const struct run_opts *o, const json_t *agent, struct sandbox
 		root[0] = '\0';
 	layers_for_run(json_is_true(json_object_get(e, "bpf_lsm")), probe_landlock_abi(),
 		       probe_seccomp() == 0, root, &sb->layers);
+	sb->layers.shadow = say_shadow(o, agent);
 	status = say_gap(o, sb);
 	if (status)
 		return status;
 	sandbox_seccomp_from_policy(sb->policy, &sb->seccomp);
+	if (sb->layers.shadow)
+		shadow_seccomp(&sb->seccomp);
 	sb->caps = sb->policy->capabilities;
 	if (!layers_use_landlock(&sb->layers))
 		return 0;

@@ -104,8 +104,8 @@ static void print_status(const json_t *reply)
 	printf("agents: %zu\n", json_array_size(agents));
 	json_array_foreach(agents, i, a)
 	{
-		printf("  %s: id %lld, generation %lld, drops %lld, cgroup %s\n", str(a, "name"),
-		       json_integer_value(json_object_get(a, "id")),
+		printf("  %s: id %lld, mode %s, generation %lld, drops %lld, cgroup %s\n",
+		       str(a, "name"), json_integer_value(json_object_get(a, "id")), str(a, "mode"),
 		       json_integer_value(json_object_get(a, "generation")),
 		       json_integer_value(json_object_get(a, "drops")), str(a, "cgroup"));
 		print_enforcement(a, layers);

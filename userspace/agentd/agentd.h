@@ -31,6 +31,7 @@ struct options {
 	struct sockaddr_storage metrics_addr; /* its loopback address */
 	socklen_t metrics_addr_len;
 	bool verbose;
+	bool shadow_structural; /* shadow mode covers the structural network deny (docs/SHADOW.md) */
 };
 
 /*

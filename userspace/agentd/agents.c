@@ -30,6 +30,7 @@
 #include "policy/jsondoc.h"
 #include "kernel/rules.h"
 #include "kernel/ruletab.h"
+#include "mode.h"
 #include "services.h"
 #include "stream.h"
 
@@ -266,6 +267,7 @@ static int apply(struct daemon *d, struct agent *a, struct loaded *l, char *why,
 	err = apply_limits(a, l->p, why, whysz);
 	if (err)
 		return err;
+	mode_flags(d, a, l->p, &l->c.rs);
 	err = rules_apply(d->e, a->st.id, &l->c.rs, &gen, &failed);
 	if (err) {
 		say(why, whysz, "applying %s: %s%s%s", a->st.policy,
@@ -397,6 +399,8 @@ static json_t *agent_json(struct daemon *d, const struct agent *a)
 			json_array_append_new(cgs, json_string(a->st.cgroups[i]));
 		json_object_set_new(obj, "attached_cgroups", cgs);
 	}
+	if (obj)
+		mode_json(d, a, obj);
 	if (obj)
 		services_agent_json(d, a, obj);
 	return obj;
@@ -708,6 +712,45 @@ static int reload(struct daemon *d, struct agent **list, int n, char *why, size_
 	return err;
 }
 
+/*
+ * agentctl agent mode: the pinned policy (not the files on disk, which only a reload takes)
+ * applied again under the new mode, a new generation in one switch like a reload. The mode is
+ * kept in the agent's state: a restarted agentd keeps it.
+ */
+static json_t *do_mode(struct daemon *d, const struct control_request *req)
+{
+	struct agent *a = find(d, req->name);
+	struct jdoc_files pinned = {};
+	struct loaded l = {};
+	char why[1024] = "", old[sizeof(a->st.mode)];
+	int err;
+
+	if (!a)
+		return error(req, CONTROL_E_NOENT, "no agent %s", req->name);
+	memcpy(old, a->st.mode, sizeof(old));
+	snprintf(a->st.mode, sizeof(a->st.mode), "%s", req->mode);
+	err = pinned_load(d, a->st.name, &pinned);
+	if (err)
+		say(why, sizeof(why), "agent %s has no pinned policy (%s): reload it first",
+		    a->st.name, strerror(-err));
+	if (!err)
+		err = load(d, &a->st, &l, &pinned, why, sizeof(why));
+	jdoc_files_free(&pinned);
+	if (!err)
+		err = apply(d, a, &l, why, sizeof(why));
+	loaded_free(&l);
+	if (err) {
+		memcpy(a->st.mode, old, sizeof(old));
+		daemon_audit(d, AUDIT_KIND_POLICY, "agent-mode-refused", a, "mode=%s %.200s",
+			     req->mode, why);
+		return error(req, CONTROL_E_FAILED, "%s", why);
+	}
+	services_agent_reloaded(d, a);
+	daemon_audit(d, AUDIT_KIND_POLICY, "agent-mode", a, "mode=%s gen=%u", mode_name(a),
+		     a->st.generation);
+	return ok_with(req, "agent", agent_json(d, a));
+}
+
 /* The agents a reload names: one, or all. Returns how many, or -ENOENT. */
 static int select_agents(struct daemon *d, const char *name, struct agent **list)
 {
@@ -851,6 +894,8 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 	case CONTROL_AGENT_ATTACH:
 	case CONTROL_AGENT_DETACH:
 		return do_attach(d, req);
+	case CONTROL_AGENT_MODE:
+		return do_mode(d, req);
 	case CONTROL_AGENT_INSPECT:
 		return find(d, req->name) ? inspect_handle(d, find(d, req->name), req)
 					  : error(req, CONTROL_E_NOENT, "no agent %s", req->name);

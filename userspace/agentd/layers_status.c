@@ -9,6 +9,7 @@
 #include "policy/load.h"
 #include "sandbox/layers.h"
 #include "layers_status.h"
+#include "mode.h"
 
 static void layers_of(const struct daemon *d, struct layers *l)
 {
@@ -22,6 +23,7 @@ void layers_status_agent_json(struct daemon *d, const struct agent *a, json_t *o
 	json_t *e;
 
 	layers_of(d, &l);
+	l.shadow = mode_shadow(a, NULL);
 	e = layers_json(a->policy, &l);
 	if (e)
 		json_object_set_new(e, "bpf_lsm", json_boolean(d->lsm));

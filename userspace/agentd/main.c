@@ -61,6 +61,9 @@ static void usage(FILE *out)
 		"                    also serve the metrics (docs/METRICS.md) over HTTP, GET\n"
 		"                    /metrics, on this loopback address: 127.0.0.0/8 or [::1]\n"
 		"                    (the Unix socket metrics.sock is always there)\n"
+		"  --shadow-structural\n"
+		"                    agents in shadow mode get would-deny, not deny, from the\n"
+		"                    structural network deny list too (docs/SHADOW.md)\n"
 		"  SIGHUP reloads every agent's policy; SIGTERM stops, enforcement stays;\n"
 		"  decisions go to the audit log (and, with -v, one line each on stdout)\n"
 		"  -v, --verbose     debug logging, libbpf's included\n"
@@ -93,6 +96,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "ring-buffer-mb", required_argument, NULL, 'R' },
 		{ "metrics-listen", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "shadow-structural", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -136,6 +140,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'a':
 			o->allow_partial = true;
+			break;
+		case 'W':
+			o->shadow_structural = true;
 			break;
 		case 'L':
 			o->stream = optarg;

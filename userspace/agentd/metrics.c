@@ -26,7 +26,8 @@ static const char *const kind_labels[AUDIT_KIND_MAX] = {
 
 static void agents_metrics(struct daemon *d, struct metrics_buf *b)
 {
-	static const char *const decisions[AUDIT_DECISION_MAX] = { NULL, "allow", "deny" };
+	static const char *const decisions[AUDIT_DECISION_MAX] = { NULL, "allow", "deny",
+								   "would-deny" };
 	const struct agent *a;
 	__u64 drops;
 	int id, k, v, n = 0;

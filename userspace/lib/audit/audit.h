@@ -45,6 +45,7 @@ enum audit_decision {
 	AUDIT_DECISION_NONE, /* not a decision: the key is left out */
 	AUDIT_DECISION_ALLOW,
 	AUDIT_DECISION_DENY,
+	AUDIT_DECISION_WOULD_DENY, /* shadow mode: the agent's rules denied, the operation went on */
 	AUDIT_DECISION_MAX,
 };
 

@@ -25,6 +25,7 @@ static const char *const decision_names[AUDIT_DECISION_MAX] = {
 	[AUDIT_DECISION_NONE] = "none",
 	[AUDIT_DECISION_ALLOW] = "allow",
 	[AUDIT_DECISION_DENY] = "deny",
+	[AUDIT_DECISION_WOULD_DENY] = "would-deny",
 };
 
 const char *audit_kind_name(enum audit_kind k)
@@ -329,8 +330,9 @@ static void from_common(struct audit_record *r, const struct agentd_task *t,
 	r->uid = t->uid;
 	memcpy(r->comm, t->comm, sizeof(t->comm));
 	r->comm[sizeof(t->comm)] = '\0';
-	r->decision =
-		v->decision == AGENTD_DECISION_DENY ? AUDIT_DECISION_DENY : AUDIT_DECISION_ALLOW;
+	r->decision = v->decision == AGENTD_DECISION_DENY	  ? AUDIT_DECISION_DENY
+		      : v->decision == AGENTD_DECISION_WOULD_DENY ? AUDIT_DECISION_WOULD_DENY
+								  : AUDIT_DECISION_ALLOW;
 	r->rule = v->rule_id;
 	detail_start(r, event_reason_name(v->reason));
 }

@@ -174,8 +174,11 @@ static void format_common(struct line *l, const struct agentd_task *t,
 			  const struct agentd_verdict *v)
 {
 	line_add(l, "%s agent=%u gen=%u cgroup=%llu pid=%u tid=%u uid=%u comm=\"",
-		 v->decision == AGENTD_DECISION_DENY ? "deny" : "allow", t->agent_id, t->generation,
-		 (unsigned long long)t->cgroup_id, t->pid, t->tid, t->uid);
+		 v->decision == AGENTD_DECISION_DENY	     ? "deny"
+		 : v->decision == AGENTD_DECISION_WOULD_DENY ? "would-deny"
+							     : "allow",
+		 t->agent_id, t->generation, (unsigned long long)t->cgroup_id, t->pid, t->tid,
+		 t->uid);
 	line_add_escaped(l, t->comm, sizeof(t->comm));
 	line_add(l, "\" hook=%s reason=%s rule=%u", NAME(hook_names, v->hook),
 		 NAME(reason_names, v->reason), v->rule_id);

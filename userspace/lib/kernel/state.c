@@ -33,6 +33,8 @@ json_t *agent_state_json(const struct agent_state *s)
 	}
 	if (doc && s->started_ns)
 		json_object_set_new(doc, "started_ns", json_integer((json_int_t)s->started_ns));
+	if (doc && s->mode[0])
+		json_object_set_new(doc, "mode", json_string(s->mode));
 	return doc;
 }
 
@@ -94,10 +96,23 @@ static int parse_cgroups(json_t *v, struct agent_state *s)
 	return 0;
 }
 
+/* "mode" (optional): agentctl agent mode's "shadow" or "enforce". */
+static int parse_mode(json_t *v, struct agent_state *s)
+{
+	const char *m = json_string_value(v);
+
+	if (!v)
+		return 0;
+	if (!m || (strcmp(m, "shadow") && strcmp(m, "enforce")))
+		return -EINVAL;
+	snprintf(s->mode, sizeof(s->mode), "%s", m);
+	return 0;
+}
+
 int agent_state_parse(const char *buf, size_t len, struct agent_state *s)
 {
 	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL), *id, *gen, *tools, *cgs,
-	       *started;
+	       *started, *mode;
 	int e = -EINVAL;
 
 	memset(s, 0, sizeof(*s));
@@ -105,8 +120,9 @@ int agent_state_parse(const char *buf, size_t len, struct agent_state *s)
 		goto out;
 	cgs = json_object_get(root, "cgroups");
 	started = json_object_get(root, "started_ns");
-	if (json_object_size(root) != 6 + (size_t) !!cgs + (size_t) !!started ||
-	    parse_cgroups(cgs, s))
+	mode = json_object_get(root, "mode");
+	if (json_object_size(root) != 6 + (size_t) !!cgs + (size_t) !!started + (size_t) !!mode ||
+	    parse_cgroups(cgs, s) || parse_mode(mode, s))
 		goto out;
 	if (started && (!json_is_integer(started) || json_integer_value(started) <= 0))
 		goto out;

@@ -26,6 +26,8 @@ struct agent_state {
 	/* CLOCK_REALTIME of the add, in ns: a wall-clock limit counts from it, across restarts
 	 * of agentd. 0: unknown (a file from before it was kept; counted from adoption). */
 	__u64 started_ns;
+	/* agentctl agent mode: "shadow" or "enforce" over the policy's mode; "" for the policy's. */
+	char mode[8];
 };
 
 json_t *agent_state_json(const struct agent_state *s);

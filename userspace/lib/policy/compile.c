@@ -157,6 +157,8 @@ int policy_compile(const struct policy *p, struct compiled *c)
 		c->rs.flags |= AGENTD_AGENT_ALLOW_ICMP;
 	if (p->audit.log_allows)
 		c->rs.flags |= AGENTD_AGENT_LOG_ALLOWS;
+	if (p->mode == POLICY_MODE_SHADOW)
+		c->rs.flags |= AGENTD_AGENT_SHADOW;
 	c->rs.capabilities = p->capabilities;
 	/* Creating a device takes both the grant and the kernel's own capability check. */
 	if (p->devices.create) {

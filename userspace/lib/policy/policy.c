@@ -118,9 +118,24 @@ static const char *const sock_names[] = { "inet",   "inet6", "unix", "netlink",
 
 #define NAMES(a) (sizeof(a) / sizeof((a)[0]))
 
+int policy_mode_parse(const char *s, enum policy_mode *mode)
+{
+	if (!strcmp(s, "act") || !strcmp(s, "enforce"))
+		*mode = POLICY_MODE_ACT;
+	else if (!strcmp(s, "report-only"))
+		*mode = POLICY_MODE_REPORT_ONLY;
+	else if (!strcmp(s, "shadow"))
+		*mode = POLICY_MODE_SHADOW;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 const char *policy_mode_name(enum policy_mode mode)
 {
-	return mode == POLICY_MODE_REPORT_ONLY ? "report-only" : "act";
+	static const char *const names[] = { "act", "report-only", "shadow" };
+
+	return mode <= POLICY_MODE_SHADOW ? names[mode] : "?";
 }
 
 int policy_rights_format(__u32 rights, char *buf, size_t bufsz)
@@ -1194,14 +1209,12 @@ static void apply_scalars(struct loader *L, const struct jdoc *d)
 		free(L->p->name);
 		L->p->name = dup_str(L, json_string_value(v));
 	}
-	v = field(L, d, "", d->root, "mode", JSON_STRING, "act or report-only", at);
-	if (v && strcmp(json_string_value(v), "act") &&
-	    strcmp(json_string_value(v), "report-only")) {
-		err_at(L, d, at, "expected one of act, report-only; found %s",
+	v = field(L, d, "", d->root, "mode", JSON_STRING, "act, enforce, report-only or shadow",
+		  at);
+	if (v && policy_mode_parse(json_string_value(v), &L->p->mode)) {
+		err_at(L, d, at, "expected one of act, enforce, report-only, shadow; found %s",
 		       found(v, buf, sizeof(buf)));
 	} else if (v) {
-		L->p->mode = strcmp(json_string_value(v), "act") ? POLICY_MODE_REPORT_ONLY
-								 : POLICY_MODE_ACT;
 		L->mode_at.d = d;
 		snprintf(L->mode_at.ptr, JPTR_MAX, "%s", at);
 	}

@@ -21,7 +21,9 @@
  * them. NULL-terminated. */
 extern const char *const policy_env_reserved[];
 
-enum policy_mode { POLICY_MODE_ACT, POLICY_MODE_REPORT_ONLY };
+/* "act" (or "enforce"), "report-only", and "shadow": the agent's own rules record their denies
+ * as would-deny and let the operation go on (docs/SHADOW.md). */
+enum policy_mode { POLICY_MODE_ACT, POLICY_MODE_REPORT_ONLY, POLICY_MODE_SHADOW };
 /* What an agent does while the audit log cannot be written (docs/AUDIT.md). */
 enum policy_audit_failure { POLICY_AUDIT_FREEZE, POLICY_AUDIT_CONTINUE };
 
@@ -130,6 +132,8 @@ int policy_load_buffer(const char *name, const char *buf, size_t len,
 void policy_free(struct policy *p);
 
 const char *policy_mode_name(enum policy_mode mode);
+/* "act" and "enforce" (one mode), "report-only", "shadow". Returns 0 or -EINVAL. */
+int policy_mode_parse(const char *s, enum policy_mode *mode);
 /* The capability called name ("sys_admin" or "CAP_SYS_ADMIN", any case): its number, or -1. */
 int policy_capability(const char *name);
 /* Capability number cap's name ("sys_admin"), or NULL. */

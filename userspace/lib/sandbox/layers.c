@@ -12,6 +12,7 @@
 #include <string.h>
 #include "agentd/abi.h"
 #include "sandbox/layers.h"
+#include "sandbox/shadow.h"
 
 static const char *const part_names[PART_COUNT] = { "files", "exec", "self", "sockets", "network" };
 
@@ -22,7 +23,8 @@ const char *layers_part_name(enum layer_part part)
 
 bool layers_use_landlock(const struct layers *l)
 {
-	return (l->set & LAYER_LANDLOCK) && !(l->set & LAYER_BPF_LSM) && l->landlock_abi > 0;
+	return (l->set & LAYER_LANDLOCK) && !(l->set & LAYER_BPF_LSM) && l->landlock_abi > 0 &&
+	       !l->shadow;
 }
 
 int layers_parse(const char *list, int abi_default, struct layers *l)
@@ -140,6 +142,7 @@ void layers_enforcer(const struct layers *l, enum layer_part part, char *buf, si
 	}
 	if (!buf[0])
 		snprintf(buf, bufsz, "NOT ENFORCED");
+	shadow_enforcer(l, part, buf, bufsz);
 }
 
 /* The rules as Landlock sees them: one per existing object named with rights or as a deny,
@@ -267,6 +270,18 @@ __attribute__((format(printf, 3, 4))) static int item(struct gap *g, const char 
 	}
 	g->n++;
 	return 0;
+}
+
+/* Shadow mode without BPF LSM: what Landlock and seccomp's socket rules would have held. */
+static int gap_shadow(const struct policy *p, const struct layers *l, struct gap *g)
+{
+	struct shadow_gap_item v[SHADOW_GAP_MAX];
+	size_t i, n = shadow_gap_items(p, l, v);
+	int err = 0;
+
+	for (i = 0; !err && i < n; i++)
+		err = item(g, v[i].rule, "%s", v[i].why);
+	return err;
 }
 
 /* Deny or narrower rules inside a wider tree: Landlock only adds rights going down a path. */
@@ -518,7 +533,7 @@ int layers_gap(const struct policy *p, const struct layers *l, struct gap *out)
 
 	memset(out, 0, sizeof(*out));
 	if (!(l->set & LAYER_BPF_LSM)) {
-		err = gap_files(p, l, out);
+		err = l->shadow ? gap_shadow(p, l, out) : gap_files(p, l, out);
 		if (!err)
 			err = gap_self(l, out);
 		if (!err)

@@ -21,6 +21,7 @@ struct layers {
 	unsigned int set; /* LAYER_* */
 	int landlock_abi; /* with LAYER_LANDLOCK: the ABI */
 	char cgroup_root[256]; /* the cgroup v2 mount ("/sys/fs/cgroup" when unknown) */
+	bool shadow; /* the agent is in shadow mode: Landlock is not applied (sandbox/shadow.h) */
 };
 
 /* The parts of a policy, each enforced by one set of layers. */
@@ -52,7 +53,8 @@ const char *layers_part_name(enum layer_part part);
 /* Which layers enforce a part ("Landlock ABI 7", "seccomp, Landlock ABI 7", "NOT ENFORCED"). */
 void layers_enforcer(const struct layers *l, enum layer_part part, char *buf, size_t bufsz);
 
-/* Whether Landlock is applied: a layer set with Landlock and without BPF LSM. */
+/* Whether Landlock is applied: a layer set with Landlock and without BPF LSM, out of shadow
+ * mode. */
 bool layers_use_landlock(const struct layers *l);
 
 /* What p asks that l cannot enforce. Returns 0 or -ENOMEM. */

@@ -18,6 +18,7 @@
 #define ARG_APPROVAL (1U << 8)
 #define ARG_FOR (1U << 9)
 #define ARG_TOOL (1U << 10)
+#define ARG_MODE (1U << 11)
 
 static const struct {
 	const char *name;
@@ -32,6 +33,7 @@ static const struct {
 	[CONTROL_STATUS] = { "status", 0 },
 	[CONTROL_AGENT_ATTACH] = { "agent.attach", ARG_NAME | ARG_PID | ARG_CGROUP | ARG_PARTIAL },
 	[CONTROL_AGENT_DETACH] = { "agent.detach", ARG_NAME | ARG_CGROUP },
+	[CONTROL_AGENT_MODE] = { "agent.mode", ARG_NAME | ARG_MODE },
 	[CONTROL_AGENT_INSPECT] = { "agent.inspect", ARG_NAME },
 	[CONTROL_APPROVAL_LS] = { "approval.ls", 0 },
 	[CONTROL_APPROVAL_APPROVE] = { "approval.approve", ARG_APPROVAL | ARG_FOR },
@@ -212,6 +214,17 @@ static int get_for(json_t *v, struct control_request *req, struct control_error 
 	return 0;
 }
 
+/* agent.mode: "shadow" or "enforce". */
+static int get_mode(json_t *v, struct control_request *req, struct control_error *err)
+{
+	const char *s = json_string_value(v);
+
+	if (!s || (strcmp(s, "shadow") && strcmp(s, "enforce")))
+		return fail(err, CONTROL_E_REQUEST, "\"mode\" must be \"shadow\" or \"enforce\"");
+	snprintf(req->mode, sizeof(req->mode), "%s", s);
+	return 0;
+}
+
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
@@ -235,6 +248,8 @@ static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_
 		return get_approval(v, req, err);
 	if (!strcmp(key, "for") && (allowed & ARG_FOR))
 		return get_for(v, req, err);
+	if (!strcmp(key, "mode") && (allowed & ARG_MODE))
+		return get_mode(v, req, err);
 	return fail(err, CONTROL_E_REQUEST, "%s takes no argument \"%.64s\"",
 		    control_cmd_name(req->cmd), key);
 }
@@ -304,6 +319,8 @@ static int get_fields(json_t *root, struct control_request *req, struct control_
 	if ((allowed & ARG_APPROVAL) && !req->approval[0])
 		return fail(err, CONTROL_E_REQUEST, "%s needs \"approval\"",
 			    control_cmd_name(req->cmd));
+	if ((allowed & ARG_MODE) && !req->mode[0])
+		return fail(err, CONTROL_E_REQUEST, "agent.mode needs \"mode\"");
 	return 0;
 }
 
@@ -356,6 +373,8 @@ json_t *control_request_json(const struct control_request *req)
 		json_object_set_new(doc, "approval", json_string(req->approval));
 	if (req->for_sec)
 		json_object_set_new(doc, "for", json_integer(req->for_sec));
+	if (req->mode[0])
+		json_object_set_new(doc, "mode", json_string(req->mode));
 	if (req->nvars) {
 		vars = json_object();
 		for (i = 0; vars && i < req->nvars; i++)

@@ -33,6 +33,7 @@ enum control_cmd {
 	CONTROL_STATUS,
 	CONTROL_AGENT_ATTACH,
 	CONTROL_AGENT_DETACH,
+	CONTROL_AGENT_MODE,
 	CONTROL_AGENT_INSPECT,
 	CONTROL_APPROVAL_LS,
 	CONTROL_APPROVAL_APPROVE,
@@ -64,6 +65,7 @@ struct control_request {
 	int peer_pid;
 	unsigned int peer_uid;
 	char tool[65]; /* tools.accept: an upstream MCP tool, SERVER.TOOL */
+	char mode[8]; /* agent.mode: "shadow" or "enforce" */
 };
 
 /* Error codes, stable: clients match on them. */
