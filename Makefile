@@ -46,7 +46,8 @@ endif
 DEPS := make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libjansson-dev \
 	pkg-config gcc libc6-dev qemu-system-x86 busybox-static cpio gzip clang-format cppcheck \
 	libclang-rt-14-dev libssl-dev iproute2 util-linux python3 python3-jsonschema curl \
-	dpkg-dev debhelper lintian libsystemd-dev prometheus nodejs
+	dpkg-dev debhelper lintian libsystemd-dev prometheus nodejs \
+	git perl python3-venv python3-pip python3-setuptools python3-wheel
 
 BPF_CFLAGS := -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	-I include -I bpf -I /usr/include/$(MULTIARCH)
