@@ -17,7 +17,7 @@ static __always_inline int check_exec(struct file *file, __u32 hook)
 	struct vfsmount *mnt = file->f_path.mnt;
 	struct walk w = {};
 	struct agent a;
-	int deny;
+	int deny, writable;
 
 	if (!current_agent(&a))
 		return 0;
@@ -32,14 +32,18 @@ static __always_inline int check_exec(struct file *file, __u32 hook)
 		w.reason = AGENTD_REASON_ANON_EXEC;
 		goto out;
 	}
+	writable = !(a.cfg.flags & AGENTD_AGENT_ALLOW_WRITABLE_EXEC) &&
+		   (w.rights & (AGENTD_RIGHT_WRITE | AGENTD_RIGHT_CREATE));
 	deny = !(w.rights & AGENTD_RIGHT_EXEC);
-	if (!deny && !(a.cfg.flags & AGENTD_AGENT_ALLOW_WRITABLE_EXEC) &&
-	    (w.rights & (AGENTD_RIGHT_WRITE | AGENTD_RIGHT_CREATE))) {
+	/* A grant never lifts exec from a tree the agent can write. */
+	if (deny && !writable && walk_granted(&a, &w, d, AGENTD_RIGHT_EXEC)) {
+		deny = 0;
+	} else if (!deny && writable) {
 		deny = 1;
 		w.reason = AGENTD_REASON_WRITABLE_EXEC;
 	}
 out:
-	if (want_event(&a, deny))
+	if (want_file_event(&a, deny, &w))
 		emit_file_event(&a, hook, deny, &w, AGENTD_RIGHT_EXEC, d, mnt);
 	return lsm_verdict(deny);
 }

@@ -78,9 +78,11 @@ static __always_inline int file_open_denied(const struct agent *a, struct file *
 		/* Objects on internal mounts (pipes, sockets, memfds) have no path: the agent can
 		 * only reopen one it already holds (/proc/self/fd). Exec of them is exec's concern. */
 		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
+		if (deny && walk_granted(a, &w, d, needed))
+			deny = 0;
 		deny = deny || device_denied(file, &w);
 	}
-	if (want_event(a, deny))
+	if (want_file_event(a, deny, &w))
 		emit_file_event(a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);
 	return deny;
 }

@@ -30,6 +30,10 @@ int do_agent(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_kill(int argc, char **argv);
 int do_status(int argc, char **argv);
+/* grant NAME ... | grants [NAME] | revoke ID: time-limited grants (grant.c) */
+int do_grant(int argc, char **argv);
+int do_grants(int argc, char **argv);
+int do_revoke(int argc, char **argv);
 /* agentd's counters, Prometheus text (metrics.c) */
 int do_metrics(int argc, char **argv);
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "daemon.h"
+#include "grants.h"
 #include "layers_status.h"
 #include "log.h"
 #include "kernel/cglimits.h"
@@ -623,6 +624,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 	enforcer_remove_cgroup(d->e, a->cgroup);
 	attach_release(d, a);
 	rules_remove(d->e, a->st.id);
+	grants_agent_removed(d, a);
 	if (rmdir(a->cgroup) && errno != ENOENT)
 		log_warn("removing cgroup %s: %s, ignoring\n", a->cgroup, strerror(errno));
 	err = agent_state_remove(d->o->state_dir, a->st.name);
@@ -846,6 +848,10 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 	case CONTROL_AGENT_ATTACH:
 	case CONTROL_AGENT_DETACH:
 		return do_attach(d, req);
+	case CONTROL_GRANT_ADD:
+	case CONTROL_GRANT_LS:
+	case CONTROL_GRANT_RM:
+		return grants_handle(d, req);
 	default:
 		return do_status(d, req);
 	}

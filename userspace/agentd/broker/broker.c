@@ -36,6 +36,7 @@
 #include "broker/broker_int.h"
 #include "kernel/cgroup.h"
 #include "daemon.h"
+#include "grants.h"
 #include "sandbox/landlock.h"
 #include "log.h"
 #include "kernel/probe.h"
@@ -817,6 +818,10 @@ static void on_request(struct bagent *ba, struct bconn *c, const char *data, siz
 	len = args ? strlen(args) : 0;
 	free(args);
 	t = granted(ba->a, req.tool);
+	/* A tool of its registry the policy does not grant: a grant may, for a while. */
+	if (!t && ba->a->tools && tools_find(ba->a->tools, req.tool) &&
+	    grants_tool_use(ba->b->d, ba->a, req.tool))
+		t = tools_find(ba->a->tools, req.tool);
 	if (audit_blocked(ba->a)) {
 		refuse(ba, c, req.id, req.tool, len, sha, BROKER_E_BUSY,
 		       "the audit log cannot be written: the agent is frozen until it can");

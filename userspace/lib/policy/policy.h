@@ -127,5 +127,8 @@ const char *policy_mode_name(enum policy_mode mode);
 int policy_capability(const char *name);
 /* The names of rights, comma-separated ("read,write"), "none" for 0. */
 int policy_rights_format(__u32 rights, char *buf, size_t bufsz);
+/* The rights of names, comma-separated ("read,write"): 0 with *rights, or -EINVAL (none, or a
+ * name no right has). */
+int policy_rights_parse(const char *names, __u32 *rights);
 
 #endif

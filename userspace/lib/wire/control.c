@@ -15,6 +15,7 @@
 #define ARG_PID (1U << 5)
 #define ARG_CGROUP (1U << 6)
 #define ARG_PARTIAL (1U << 7)
+#define ARG_GRANT (1U << 8) /* control_grant.c */
 
 static const struct {
 	const char *name;
@@ -29,6 +30,9 @@ static const struct {
 	[CONTROL_STATUS] = { "status", 0 },
 	[CONTROL_AGENT_ATTACH] = { "agent.attach", ARG_NAME | ARG_PID | ARG_CGROUP | ARG_PARTIAL },
 	[CONTROL_AGENT_DETACH] = { "agent.detach", ARG_NAME | ARG_CGROUP },
+	[CONTROL_GRANT_ADD] = { "grant.add", ARG_NAME | ARG_GRANT },
+	[CONTROL_GRANT_LS] = { "grant.ls", ARG_NAME_OPT },
+	[CONTROL_GRANT_RM] = { "grant.rm", ARG_GRANT },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
@@ -170,6 +174,8 @@ static int get_bool(json_t *v, const char *key, bool *out, struct control_error 
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
+	int e;
+
 	if (!strcmp(key, "pid") && (allowed & ARG_PID))
 		return get_pid(v, req, err);
 	if (!strcmp(key, "cgroup") && (allowed & ARG_CGROUP))
@@ -184,6 +190,9 @@ static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_
 		return get_path(v, key, req->tools, err);
 	if (!strcmp(key, "vars") && (allowed & ARG_VARS))
 		return get_vars(v, req, err);
+	e = allowed & ARG_GRANT ? control_grant_arg(key, v, req, err) : 1;
+	if (e != 1)
+		return e;
 	return fail(err, CONTROL_E_REQUEST, "%s takes no argument \"%.64s\"",
 		    control_cmd_name(req->cmd), key);
 }
@@ -247,7 +256,7 @@ static int get_fields(json_t *root, struct control_request *req, struct control_
 			    "agent.attach needs \"pid\" or \"cgroup\", not both");
 	if (req->cmd == CONTROL_AGENT_DETACH && !req->cgroup[0])
 		return fail(err, CONTROL_E_REQUEST, "agent.detach needs \"cgroup\"");
-	return 0;
+	return allowed & ARG_GRANT ? control_grant_check(req, err) : 0;
 }
 
 int control_request_parse(const char *payload, size_t len, struct control_request *req,
@@ -293,6 +302,7 @@ json_t *control_request_json(const struct control_request *req)
 		json_object_set_new(doc, "cgroup", json_string(req->cgroup));
 	if (req->allow_partial)
 		json_object_set_new(doc, "allow_partial", json_true());
+	control_grant_json(req, doc);
 	if (req->nvars) {
 		vars = json_object();
 		for (i = 0; vars && i < req->nvars; i++)
