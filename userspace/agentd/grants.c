@@ -281,12 +281,12 @@ static json_t *do_add(struct daemon *d, const struct control_request *req)
 	snprintf(g.target, sizeof(g.target), "%s", cg->target);
 	g.kernel = is_kernel(g.kind);
 	if (g.kernel && resolve(&g, cg, why, sizeof(why)))
-		return error(req, CONTROL_E_REQUEST, "%s", why);
+		return error(req, CONTROL_E_GRANT, "%s", why);
 	if (g.kernel && !g.key.is_net && !d->lsm)
 		return error(req, CONTROL_E_UNSUPPORTED,
 			     "%s grants need BPF LSM, which this kernel does not run", g.kind);
 	if (!strcmp(g.kind, "tool") && !(a->tools && tools_find(a->tools, g.target)))
-		return error(req, CONTROL_E_REQUEST, "agent %s has no tool %s in its registry",
+		return error(req, CONTROL_E_GRANT, "agent %s has no tool %s in its registry",
 			     a->st.name, g.target);
 	if (!strcmp(g.kind, "host"))
 		return error(req, CONTROL_E_UNSUPPORTED, "host grants are not implemented yet");
@@ -334,7 +334,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 		if (G.v[i].id == req->grant.id)
 			break;
 	if (i == G.n)
-		return error(req, CONTROL_E_NOENT, "no grant %lld", req->grant.id);
+		return error(req, CONTROL_E_NOGRANT, "no grant %lld", req->grant.id);
 	end(d, i, "grant-revoke", NULL);
 	save(d);
 	return control_reply_ok(req->id);

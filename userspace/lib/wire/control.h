@@ -84,6 +84,8 @@ struct control_request {
 #define CONTROL_E_REFUSED "refused" /* it would confine agentd or cross another agent */
 #define CONTROL_E_PARTIAL "partial" /* only some layers would hold: allow_partial to go on */
 #define CONTROL_E_FAILED "failed" /* the kernel or the file system said no: errno in message */
+#define CONTROL_E_GRANT "bad-grant" /* a grant's target does not resolve, or no grant opens it */
+#define CONTROL_E_NOGRANT "no-such-grant"
 
 struct control_error {
 	char code[32];
