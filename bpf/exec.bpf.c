@@ -11,7 +11,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-static __always_inline int check_exec(struct file *file, __u32 hook)
+static __always_inline int check_exec(struct file *file, __u32 hook, enum grant_use_mode mode)
 {
 	struct dentry *d = file->f_path.dentry;
 	struct vfsmount *mnt = file->f_path.mnt;
@@ -36,7 +36,7 @@ static __always_inline int check_exec(struct file *file, __u32 hook)
 		   (w.rights & (AGENTD_RIGHT_WRITE | AGENTD_RIGHT_CREATE));
 	deny = !(w.rights & AGENTD_RIGHT_EXEC);
 	/* A grant never lifts exec from a tree the agent can write. */
-	if (deny && !writable && walk_granted(&a, &w, d, AGENTD_RIGHT_EXEC)) {
+	if (deny && !writable && walk_granted(&a, &w, d, AGENTD_RIGHT_EXEC, mode)) {
 		deny = 0;
 	} else if (!deny && writable) {
 		deny = 1;
@@ -51,7 +51,7 @@ out:
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 {
-	return ret ? ret : check_exec(bprm->file, AGENTD_HOOK_BPRM_CHECK);
+	return ret ? ret : check_exec(bprm->file, AGENTD_HOOK_BPRM_CHECK, GRANT_CLAIM);
 }
 
 SEC("lsm/mmap_file")
@@ -60,7 +60,7 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot, unsigned long 
 {
 	if (ret || !file || !(prot & PROT_EXEC))
 		return ret;
-	return check_exec(file, AGENTD_HOOK_MMAP_FILE);
+	return check_exec(file, AGENTD_HOOK_MMAP_FILE, GRANT_CLAIM_OR_MINE);
 }
 
 SEC("lsm/file_mprotect")
@@ -72,5 +72,5 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, u
 	if (ret || !(prot & PROT_EXEC))
 		return ret;
 	file = vma->vm_file;
-	return file ? check_exec(file, AGENTD_HOOK_FILE_MPROTECT) : 0;
+	return file ? check_exec(file, AGENTD_HOOK_FILE_MPROTECT, GRANT_CLAIM_OR_MINE) : 0;
 }

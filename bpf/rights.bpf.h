@@ -600,13 +600,13 @@ static __always_inline void emit_file_event(const struct agent *a, __u32 hook, i
  * an unknown mount, a device, self-protection before it) stands. Returns 1 when lifted.
  */
 static __always_inline int walk_granted(const struct agent *a, struct walk *w, struct dentry *d,
-					__u32 needed)
+					__u32 needed, enum grant_use_mode mode)
 {
 	__u32 id;
 
 	if (w->reason != AGENTD_REASON_RULE && w->reason != AGENTD_REASON_NO_RULE)
 		return 0;
-	id = file_grant(a, BPF_CORE_READ(d, d_inode), needed & ~w->rights);
+	id = file_grant(a, BPF_CORE_READ(d, d_inode), needed & ~w->rights, mode);
 	if (!id)
 		return 0;
 	w->reason = AGENTD_REASON_GRANT;
@@ -640,7 +640,7 @@ static __always_inline int decide(const struct agent *a, __u32 hook, struct dent
 	} else {
 		rights_walk(a, d, mnt, &w);
 		deny = (w.rights & needed) != needed;
-		if (deny && walk_granted(a, &w, d, needed))
+		if (deny && walk_granted(a, &w, d, needed, GRANT_CLAIM))
 			deny = 0;
 	}
 	if (want_file_event(a, deny, &w))
@@ -663,7 +663,7 @@ static __always_inline int decide_inode(const struct agent *a, __u32 hook, struc
 	} else {
 		inode_rights_walk(a, d, &w);
 		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
-		if (deny && walk_granted(a, &w, d, needed))
+		if (deny && walk_granted(a, &w, d, needed, GRANT_CLAIM))
 			deny = 0;
 	}
 	if (want_file_event(a, deny, &w))

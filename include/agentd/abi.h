@@ -525,16 +525,22 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
  * agentd_grant_net_key -> agentd_grant, rights AGENTD_PROTO_*.
  */
 #define AGENTD_MAX_GRANTS 4096
-#define AGENTD_GRANT_ONCE (1U << 0) /* the first use claims it (used 0 -> 1, atomic) */
+/* The first use claims it: one compare-and-swap of claimed_by from 0 to the claiming process.
+ * An exec is one use though several hooks see it (the open, the exec, the loader's mappings):
+ * the open needs the grant unclaimed or the process's, the exec claims it, a mapping claims it
+ * or finds it the process's (bpf/grants.bpf.h). */
+#define AGENTD_GRANT_ONCE (1U << 0)
 
 struct agentd_grant {
 	__u64 expires_ns; /* CLOCK_BOOTTIME (bpf_ktime_get_boot_ns); 0: until used or revoked */
 	__u32 id; /* agentd's grant id, 1.. */
 	__u32 rights;
 	__u32 flags; /* AGENTD_GRANT_* */
-	__u32 used; /* uses the kernel let through (a once grant: 0 or 1) */
+	__u32 used; /* uses the kernel let through */
+	__u32 claimed_by; /* a once grant: the process (tgid) that claimed it; 0: none yet */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct agentd_grant) == 24, "agentd_grant layout");
+_Static_assert(sizeof(struct agentd_grant) == 32, "agentd_grant layout");
 
 /* prefixlen counts the 64 bits of agent id, port and pad, then address bits (IPv4 kept
  * IPv4-mapped, as in agentd_net_key): a grant names one port. */

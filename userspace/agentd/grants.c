@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 #include "kernel/grants.h"
 #include "daemon.h"
@@ -31,6 +32,7 @@ struct grant {
 	bool once;
 	__u32 used; /* host and tool grants; the kernel counts the others */
 	bool kernel; /* the kernel decides it: key names its entry */
+	bool claim_seen; /* a once grant seen claimed by a process still there */
 	struct grant_key key;
 };
 
@@ -139,9 +141,22 @@ static void end(struct daemon *d, size_t i, const char *op, const char *why)
 	audit(d, op, &g, why);
 }
 
+/* Whether a once grant the kernel saw claimed by process pid may go: the process is gone, or
+ * it was claimed a tick ago already. Not at once: an exec claims it, then the kernel's loader
+ * maps the binary, a use of the same grant (bpf/grants.bpf.h). */
+static bool claim_done(struct grant *g, __u32 pid)
+{
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		return true;
+	if (g->claim_seen)
+		return true;
+	g->claim_seen = true;
+	return false;
+}
+
 /* Why g is over now, or NULL: the kernel's entry, when it has one, says whether a once grant
  * was used and whether it is still there. */
-static const char *over(struct daemon *d, const struct grant *g, __u64 now)
+static const char *over(struct daemon *d, struct grant *g, __u64 now)
 {
 	struct agentd_grant k;
 
@@ -151,7 +166,7 @@ static const char *over(struct daemon *d, const struct grant *g, __u64 now)
 		return g->once && g->used ? "used" : NULL;
 	if (grant_map_get(d->e, &g->key, &k) || k.id != g->id)
 		return "gone"; /* the pins were torn down, or the system restarted */
-	return g->once && k.used ? "used" : NULL;
+	return g->once && k.claimed_by && claim_done(g, k.claimed_by) ? "used" : NULL;
 }
 
 void grants_tick(struct daemon *d)
