@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host tier: time-limited grants (agentctl grant) end to end on a kernel without BPF LSM: connect
+ * Host and VM tiers: time-limited grants (agentctl grant) end to end on a kernel without BPF LSM: connect
  * grants, which cgroup-BPF decides with the expiry on the kernel's boot clock, and tool grants in
  * the broker. A real agentd (--allow-partial) in a network namespace of the test, where a public
  * address (TEST-NET-2) sits on lo: the agent's rules deny it, no structural deny does. Waits are
@@ -22,19 +22,11 @@
 #include <jansson.h>
 #include "harness.h"
 #include "testlib.h"
+#include "grants_test.h"
 
 #define PUBLIC_ADDR "198.51.100.1" /* TEST-NET-2: not in the structural deny list */
 #define NAT64_ADDR "64:ff9b::c633:6401" /* NAT64 of PUBLIC_ADDR: the same, by the rules */
 #define PORT 4343
-
-struct genv {
-	struct test_daemon d;
-	char policy[PATH_MAX];
-	char tools[PATH_MAX];
-	char cg[PATH_MAX + 8];
-	char agent_tool[PATH_MAX];
-	char sock_env[PATH_MAX + 32];
-};
 
 /* lo up in a namespace of the test's own, with PUBLIC_ADDR and NAT64_ADDR on it. */
 static void own_netns(void)
@@ -72,23 +64,22 @@ static const char tools_json[] =
 	"{\"tools\": [{\"name\": \"noop\", \"effect\": \"observe\", \"builtin\": \"noop\"},"
 	" {\"name\": \"deploy\", \"effect\": \"actuate\", \"builtin\": \"noop\"}]}\n";
 
-/* agentd in its own namespace, agent "g": files read and exec, inet sockets, no network rule,
- * the tool noop (deploy is in its registry, not granted). */
-static struct genv *setup(void)
+struct genv *grant_env(const char *files_json)
 {
 	static struct genv e;
-	char out[4096];
+	char out[4096], policy[8192];
 
 	own_netns();
 	test_daemon_init(&e.d, "grant");
 	snprintf(e.policy, sizeof(e.policy), "%s/policy.json", e.d.dir);
 	snprintf(e.tools, sizeof(e.tools), "%s/tools.json", e.d.dir);
-	test_write(e.policy,
-		   "{\"name\": \"g\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", "
-		   "\"exec\"]}, {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}],"
-		   " \"network\": {\"sockets\": [\"inet\", \"inet6\", \"unix\"]},"
-		   " \"tools\": [\"noop\"]}\n",
-		   0644);
+	snprintf(policy, sizeof(policy),
+		 "{\"name\": \"g\", \"files\": [{\"path\": \"/\", \"rights\": [\"read\", "
+		 "\"exec\"]}, {\"path\": \"/dev/null\", \"rights\": [\"read\", \"write\"]}%s],"
+		 " \"network\": {\"sockets\": [\"inet\", \"inet6\", \"unix\"]},"
+		 " \"tools\": [\"noop\"]}\n",
+		 files_json ?: "");
+	test_write(e.policy, policy, 0644);
 	test_write(e.tools, tools_json, 0644);
 	test_daemon_start(&e.d, "--allow-partial", NULL);
 	if (agentctl_run(out, sizeof(out), "agent", "add", "g", "--policy", e.policy, "--tools",
@@ -158,10 +149,7 @@ static int agent_connect(const struct genv *e, const char *addr)
 	return agent_connect_port(e, addr, PORT);
 }
 
-/* agentctl grant g ARGS...: the new grant's id. */
-#define GRANT(...) grant_id(agentctl_run(out, sizeof(out), "grant", "g", __VA_ARGS__, NULL), out)
-
-static long long grant_id(int status, const char *out)
+long long grant_id(int status, const char *out)
 {
 	long long id;
 
@@ -184,8 +172,7 @@ static json_t *grants_of_g(void)
 	return doc;
 }
 
-/* The expiry of grant id on the boot clock, as agentctl grants reports it. */
-static long long expiry_of(long long id)
+long long expiry_of(long long id)
 {
 	json_t *doc = grants_of_g(), *g;
 	long long at = -1;
@@ -200,8 +187,7 @@ static long long expiry_of(long long id)
 	return at;
 }
 
-/* Sleeps until CLOCK_BOOTTIME reaches at (ns): the clock the kernel checks grants against. */
-static void wait_boot_clock(long long at)
+void wait_boot_clock(long long at)
 {
 	struct timespec ts = { .tv_sec = at / 1000000000LL, .tv_nsec = at % 1000000000LL };
 
@@ -209,7 +195,7 @@ static void wait_boot_clock(long long at)
 		;
 }
 
-static size_t grant_count(void)
+size_t grant_count(void)
 {
 	json_t *doc = grants_of_g();
 	size_t n = json_array_size(json_object_get(doc, "grants"));
@@ -218,8 +204,7 @@ static size_t grant_count(void)
 	return n;
 }
 
-/* The audit log holds a line with each needle (agentctl audit query). */
-static void expect_audit(const struct genv *e, const char *kind, const char *const needles[])
+void expect_audit(const struct genv *e, const char *kind, const char *const needles[])
 {
 	static char out[1 << 20];
 	const char *p, *nl;
@@ -239,7 +224,7 @@ static void expect_audit(const struct genv *e, const char *kind, const char *con
 
 TEST(grant_connect_allows_until_it_expires)
 {
-	struct genv *e = setup();
+	struct genv *e = grant_env(NULL);
 	int l = listener(PUBLIC_ADDR);
 	char out[4096];
 	long long id;
@@ -264,7 +249,7 @@ TEST(grant_connect_allows_until_it_expires)
 
 TEST(grant_connect_ipv6_and_once_lets_exactly_one_through)
 {
-	struct genv *e = setup();
+	struct genv *e = grant_env(NULL);
 	int l = listener(NAT64_ADDR);
 	char out[4096];
 
@@ -279,7 +264,7 @@ TEST(grant_connect_ipv6_and_once_lets_exactly_one_through)
 
 TEST(grant_revoke_ends_it_now)
 {
-	struct genv *e = setup();
+	struct genv *e = grant_env(NULL);
 	int l = listener(PUBLIC_ADDR);
 	char out[4096], id[32];
 
@@ -295,7 +280,7 @@ TEST(grant_revoke_ends_it_now)
 /* The kernel keeps the grant, and its expiry, with agentd dead; a restarted agentd knows it. */
 TEST(grant_survives_agentd_restart_and_expires_with_agentd_dead)
 {
-	struct genv *e = setup();
+	struct genv *e = grant_env(NULL);
 	int l = listener(PUBLIC_ADDR);
 	char out[4096];
 	long long id, at;
@@ -322,7 +307,7 @@ TEST(grant_refuses_structural_destinations)
 {
 	char out[4096];
 
-	setup();
+	grant_env(NULL);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "grant", "g", "--connect", "127.0.0.1:22", "--for",
 			       "1m", NULL),
 		  1);
@@ -343,7 +328,7 @@ static int call_tool(struct genv *e, char *out, size_t outsz, const char *tool)
 
 TEST(grant_tool_once_in_the_broker)
 {
-	struct genv *e = setup();
+	struct genv *e = grant_env(NULL);
 	char out[8192];
 
 	test_bin_for_all("agent-tool", e->agent_tool, sizeof(e->agent_tool));
