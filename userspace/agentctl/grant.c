@@ -189,7 +189,9 @@ int do_grants(int argc, char **argv)
 		printf("%-5s %-16s %-8s %-32s %-10s %-5s %-5s %s\n", "ID", "AGENT", "KIND",
 		       "TARGET", "ENDS", "ONCE", "USED", "EXPIRES_BOOT_NS");
 		json_array_foreach(arr, i, g)
+		{
 			print_grant(g, json_integer_value(json_object_get(reply, "boot_ns")));
+		}
 	}
 	json_decref(reply);
 	return 0;

@@ -95,14 +95,18 @@ static int map_fd(struct enforcer *e, const struct grant_key *k)
 	return enforcer_map_fd(e, k->is_net ? "net_grants" : "file_grants");
 }
 
+static const void *key_of(const struct grant_key *k)
+{
+	return k->is_net ? (const void *)&k->net : (const void *)&k->file;
+}
+
 int grant_map_add(struct enforcer *e, const struct grant_key *k, const struct agentd_grant *g)
 {
 	int fd = map_fd(e, k);
 
 	if (fd < 0)
 		return fd;
-	if (bpf_map_update_elem(fd, k->is_net ? (const void *)&k->net : (const void *)&k->file, g,
-				BPF_NOEXIST))
+	if (bpf_map_update_elem(fd, key_of(k), g, BPF_NOEXIST))
 		return errno == E2BIG ? -ENOSPC : -errno;
 	return 0;
 }
@@ -113,9 +117,7 @@ int grant_map_get(struct enforcer *e, const struct grant_key *k, struct agentd_g
 
 	if (fd < 0)
 		return fd;
-	return bpf_map_lookup_elem(fd, k->is_net ? (const void *)&k->net : (const void *)&k->file, g)
-		       ? -errno
-		       : 0;
+	return bpf_map_lookup_elem(fd, key_of(k), g) ? -errno : 0;
 }
 
 int grant_map_del(struct enforcer *e, const struct grant_key *k)
@@ -124,9 +126,7 @@ int grant_map_del(struct enforcer *e, const struct grant_key *k)
 
 	if (fd < 0)
 		return fd;
-	return bpf_map_delete_elem(fd, k->is_net ? (const void *)&k->net : (const void *)&k->file)
-		       ? -errno
-		       : 0;
+	return bpf_map_delete_elem(fd, key_of(k)) ? -errno : 0;
 }
 
 __u64 grant_boot_ns(void)
