@@ -11,13 +11,13 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-static __always_inline int check_exec(struct file *file, __u32 hook)
+static __always_inline int check_exec(struct file *file, __u32 hook, enum grant_use_mode mode)
 {
 	struct dentry *d = file->f_path.dentry;
 	struct vfsmount *mnt = file->f_path.mnt;
 	struct walk w = {};
 	struct agent a;
-	int deny;
+	int deny, writable;
 
 	if (!current_agent(&a))
 		return 0;
@@ -32,14 +32,18 @@ static __always_inline int check_exec(struct file *file, __u32 hook)
 		w.reason = AGENTD_REASON_ANON_EXEC;
 		goto out;
 	}
+	writable = !(a.cfg.flags & AGENTD_AGENT_ALLOW_WRITABLE_EXEC) &&
+		   (w.rights & (AGENTD_RIGHT_WRITE | AGENTD_RIGHT_CREATE));
 	deny = !(w.rights & AGENTD_RIGHT_EXEC);
-	if (!deny && !(a.cfg.flags & AGENTD_AGENT_ALLOW_WRITABLE_EXEC) &&
-	    (w.rights & (AGENTD_RIGHT_WRITE | AGENTD_RIGHT_CREATE))) {
+	/* A grant never lifts exec from a tree the agent can write. */
+	if (deny && !writable && walk_granted(&a, &w, d, AGENTD_RIGHT_EXEC, mode)) {
+		deny = 0;
+	} else if (!deny && writable) {
 		deny = 1;
 		w.reason = AGENTD_REASON_WRITABLE_EXEC;
 	}
 out:
-	if (want_event(&a, deny))
+	if (want_file_event(&a, deny, &w))
 		emit_file_event(&a, hook, deny, &w, AGENTD_RIGHT_EXEC, d, mnt);
 	return lsm_verdict(enforced(&a, deny, w.reason));
 }
@@ -47,7 +51,7 @@ out:
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bprm_check_security, struct linux_binprm *bprm, int ret)
 {
-	return ret ? ret : check_exec(bprm->file, AGENTD_HOOK_BPRM_CHECK);
+	return ret ? ret : check_exec(bprm->file, AGENTD_HOOK_BPRM_CHECK, GRANT_CLAIM);
 }
 
 SEC("lsm/mmap_file")
@@ -56,7 +60,7 @@ int BPF_PROG(mmap_file, struct file *file, unsigned long reqprot, unsigned long 
 {
 	if (ret || !file || !(prot & PROT_EXEC))
 		return ret;
-	return check_exec(file, AGENTD_HOOK_MMAP_FILE);
+	return check_exec(file, AGENTD_HOOK_MMAP_FILE, GRANT_CLAIM_OR_MINE);
 }
 
 SEC("lsm/file_mprotect")
@@ -68,5 +72,5 @@ int BPF_PROG(file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, u
 	if (ret || !(prot & PROT_EXEC))
 		return ret;
 	file = vma->vm_file;
-	return file ? check_exec(file, AGENTD_HOOK_FILE_MPROTECT) : 0;
+	return file ? check_exec(file, AGENTD_HOOK_FILE_MPROTECT, GRANT_CLAIM_OR_MINE) : 0;
 }

@@ -78,9 +78,14 @@ static __always_inline int file_open_denied(const struct agent *a, struct file *
 		/* Objects on internal mounts (pipes, sockets, memfds) have no path: the agent can
 		 * only reopen one it already holds (/proc/self/fd). Exec of them is exec's concern. */
 		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
+		/* The open of an exec is not its use: the exec is (exec.bpf.c). */
+		if (deny &&
+		    walk_granted(a, &w, d, needed,
+				 needed & AGENTD_RIGHT_EXEC ? GRANT_PEEK_OR_MINE : GRANT_CLAIM))
+			deny = 0;
 		deny = deny || device_denied(file, &w);
 	}
-	if (want_event(a, deny))
+	if (want_file_event(a, deny, &w))
 		emit_file_event(a, AGENTD_HOOK_FILE_OPEN, deny, &w, needed, d, mnt);
 	return enforced(a, deny, w.reason);
 }

@@ -18,6 +18,7 @@
  * Fails closed: an agent without a loaded policy reaches nothing. Returns 1 allow, 0 deny (EPERM).
  */
 #include "inet.bpf.h"
+#include "grants.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -164,6 +165,20 @@ static __always_inline int check_tool_dest(__u32 hook, const struct dest *d)
 	return cgroup_verdict(deny);
 }
 
+/* A grant for what the agent's rules deny (grants.bpf.h): 1 with the grant as reason and rule. A
+ * portless socket (ICMP echo) has no port a grant could name. */
+static __always_inline int dest_granted(const struct agent *a, const struct dest *d, __u32 *reason,
+					__u32 *rule_id)
+{
+	__u32 id = d->portless ? 0 : net_grant(a, d->addr, d->port, proto_bit(d->protocol));
+
+	if (!id)
+		return 0;
+	*reason = AGENTD_REASON_GRANT;
+	*rule_id = id;
+	return 1;
+}
+
 /* Returns 1 to allow, 0 to deny. Loopback is open to TCP and UDP only: agentd's endpoints and
  * the agent's own listeners are theirs. */
 static __always_inline int check_dest(struct bpf_sock_addr *ctx, __u32 hook, const struct dest *d)
@@ -177,7 +192,9 @@ static __always_inline int check_dest(struct bpf_sock_addr *ctx, __u32 hook, con
 	deny = dest_denied(&a, d, &reason, &rule_id);
 	if (deny && reason == AGENTD_REASON_STRUCTURAL && !d->portless && is_loopback(d->addr))
 		deny = !own_endpoint(ctx, &a, d);
-	if (want_event(&a, deny))
+	else if (deny && (reason == AGENTD_REASON_RULE || reason == AGENTD_REASON_NO_RULE))
+		deny = !dest_granted(&a, d, &reason, &rule_id);
+	if (want_event(&a, deny) || reason == AGENTD_REASON_GRANT)
 		emit_net_event(&a, hook, deny, reason, rule_id, d);
 	return cgroup_verdict(enforced(&a, deny, reason));
 }

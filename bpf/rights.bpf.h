@@ -9,6 +9,7 @@
 #define AGENTD_RIGHTS_BPF_H
 
 #include "agent.bpf.h"
+#include "grants.bpf.h"
 
 /* kern_mount()ed file systems (pipes, sockets, memfd, anon inodes) are no namespace's. */
 #define MNT_NS_INTERNAL ((struct mnt_namespace *)-22L)
@@ -594,6 +595,32 @@ static __always_inline void emit_file_event(const struct agent *a, __u32 hook, i
 }
 
 /*
+ * A deny by the agent's own rules (a rule, or none) that a grant on the object of d lifts, for
+ * the rights the walk lacks: the walk then names the grant. Any other reason (a walk too deep,
+ * an unknown mount, a device, self-protection before it) stands. Returns 1 when lifted.
+ */
+static __always_inline int walk_granted(const struct agent *a, struct walk *w, struct dentry *d,
+					__u32 needed, enum grant_use_mode mode)
+{
+	__u32 id;
+
+	if (w->reason != AGENTD_REASON_RULE && w->reason != AGENTD_REASON_NO_RULE)
+		return 0;
+	id = file_grant(a, BPF_CORE_READ(d, d_inode), needed & ~w->rights, mode);
+	if (!id)
+		return 0;
+	w->reason = AGENTD_REASON_GRANT;
+	w->rule_id = id;
+	return 1;
+}
+
+/* Whether an event is due: a deny, an allow the policy logs, and every use of a grant. */
+static __always_inline int want_file_event(const struct agent *a, int deny, const struct walk *w)
+{
+	return want_event(a, deny) || w->reason == AGENTD_REASON_GRANT;
+}
+
+/*
  * The verdict on an agent needing rights on the object at (d, mnt), a path: mnt is never NULL.
  * name_of names the object in events (the new name for a creation). Returns 0 or -EPERM. Its
  * own function, not one branch of decide_inode(): a program that holds both walks is verified
@@ -613,8 +640,10 @@ static __always_inline int decide(const struct agent *a, __u32 hook, struct dent
 	} else {
 		rights_walk(a, d, mnt, &w);
 		deny = (w.rights & needed) != needed;
+		if (deny && walk_granted(a, &w, d, needed, GRANT_CLAIM))
+			deny = 0;
 	}
-	if (want_event(a, deny))
+	if (want_file_event(a, deny, &w))
 		emit_file_event(a, hook, deny, &w, needed, name_of, mnt);
 	return lsm_verdict(enforced(a, deny, w.reason));
 }
@@ -634,8 +663,10 @@ static __always_inline int decide_inode(const struct agent *a, __u32 hook, struc
 	} else {
 		inode_rights_walk(a, d, &w);
 		deny = (w.rights & needed) != needed && !(w.flags & AGENTD_EVF_INTERNAL);
+		if (deny && walk_granted(a, &w, d, needed, GRANT_CLAIM))
+			deny = 0;
 	}
-	if (want_event(a, deny))
+	if (want_file_event(a, deny, &w))
 		emit_file_event(a, hook, deny, &w, needed, d, NULL);
 	return lsm_verdict(enforced(a, deny, w.reason));
 }

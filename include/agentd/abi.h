@@ -536,6 +536,44 @@ _Static_assert(sizeof(struct agentd_mount_root) == 8, "agentd_mount_root layout"
 #define AGENTD_REASON_CAPABILITY 17 /* a capability the policy does not grant */
 #define AGENTD_REASON_NOT_OWN_IPC 18 /* a System V IPC object no task of the agent created */
 
+/*
+ * Time-limited grants (agentctl grant, docs/POLICY.md "Grants"): looked up only where an agent's
+ * own rules deny (reason AGENTD_REASON_RULE or AGENTD_REASON_NO_RULE), never where structural
+ * deny, self-protection or any other reason does. A grant that lifts a deny is used: the event
+ * says so (decision allow, reason AGENTD_REASON_GRANT, rule_id the grant's id), whatever the
+ * policy logs. file_grants hash: agentd_file_key with generation 0 (a grant outlives reloads) ->
+ * agentd_grant, rights AGENTD_RIGHT_* on that object alone. net_grants LPM trie:
+ * agentd_grant_net_key -> agentd_grant, rights AGENTD_PROTO_*.
+ */
+#define AGENTD_MAX_GRANTS 4096
+/* The first use claims it: one compare-and-swap of claimed_by from 0 to the claiming process.
+ * An exec is one use though several hooks see it (the open, the exec, the loader's mappings):
+ * the open needs the grant unclaimed or the process's, the exec claims it, a mapping claims it
+ * or finds it the process's (bpf/grants.bpf.h). */
+#define AGENTD_GRANT_ONCE (1U << 0)
+
+struct agentd_grant {
+	__u64 expires_ns; /* CLOCK_BOOTTIME (bpf_ktime_get_boot_ns); 0: until used or revoked */
+	__u32 id; /* agentd's grant id, 1.. */
+	__u32 rights;
+	__u32 flags; /* AGENTD_GRANT_* */
+	__u32 used; /* uses the kernel let through */
+	__u32 claimed_by; /* a once grant: the process (tgid) that claimed it; 0: none yet */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct agentd_grant) == 32, "agentd_grant layout");
+
+/* prefixlen counts the 64 bits of agent id, port and pad, then address bits (IPv4 kept
+ * IPv4-mapped, as in agentd_net_key): a grant names one port. */
+struct agentd_grant_net_key {
+	__u32 prefixlen;
+	__u32 agent_id;
+	__u16 port; /* host byte order */
+	__u16 pad;
+	__u8 addr[16];
+};
+_Static_assert(sizeof(struct agentd_grant_net_key) == 28, "agentd_grant_net_key layout");
+
 /* The number of capabilities a policy can name (CAP_LAST_CAP + 1 on Linux 6.1 to 6.12). */
 #define AGENTD_CAP_COUNT 41
 

@@ -12,7 +12,7 @@ _agentctl()
 	cmd=${COMP_WORDS[1]}
 
 	case $prev in
-	--policy | --tools | --dir | --socket | --control | --cwd)
+	--policy | --tools | --dir | --socket | --control | --cwd | --path | --exec)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
@@ -38,7 +38,7 @@ _agentctl()
 		;;
 	esac
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "probe agent run kill attach detach status inspect policy audit approvals approve deny version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "probe agent run kill attach detach status inspect policy grant grants revoke audit approvals approve deny version help" -- "$cur"))
 		return
 	fi
 	case $cmd in
@@ -76,6 +76,16 @@ _agentctl()
 		else
 			COMPREPLY=($(compgen -W "--fail-on --json --control" -- "$cur"))
 		fi
+		;;
+	grant)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--path --rights --exec --connect --host --tool --for --once --json" -- "$cur"))
+		fi
+		;;
+	grants)
+		COMPREPLY=($(compgen -W "$(_agentctl_agents) --json" -- "$cur"))
 		;;
 	run | kill | attach | detach)
 		if [ "$COMP_CWORD" -eq 2 ]; then

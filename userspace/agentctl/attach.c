@@ -13,6 +13,7 @@
 #include "audit/audit.h"
 #include "client.h"
 #include "cmds.h"
+#include "grant_hint.h"
 #include "log.h"
 
 static int usage(void)
@@ -151,7 +152,7 @@ static void print_record(const char *line, size_t len)
 {
 	json_t *rec = audit_json_loadb(line, len, 0);
 	const char *time, *decision;
-	char obj[1200], who[64] = "";
+	char obj[1200], who[64] = "", hint[1400];
 
 	if (!json_is_object(rec)) {
 		json_decref(rec);
@@ -176,6 +177,8 @@ static void print_record(const char *line, size_t len)
 	printf("\n");
 	if (!strcmp(str(rec, "op"), "approval-request"))
 		print_pending(rec);
+	if (grant_hint(rec, hint, sizeof(hint)))
+		printf("              to allow it for a while: %s\n", hint);
 	fflush(stdout);
 	json_decref(rec);
 }

@@ -40,6 +40,10 @@ int do_inspect(int argc, char **argv);
 int do_approvals(int argc, char **argv);
 int do_approve(int argc, char **argv);
 int do_deny(int argc, char **argv);
+/* grant NAME ... | grants [NAME] | revoke ID: time-limited grants (grant.c) */
+int do_grant(int argc, char **argv);
+int do_grants(int argc, char **argv);
+int do_revoke(int argc, char **argv);
 /* agentd's counters, Prometheus text (metrics.c) */
 int do_metrics(int argc, char **argv);
 

@@ -83,6 +83,13 @@ static const struct cmd {
 	  "  policy reload [NAME]  apply the agents' policies again, all or nothing\n"
 	  "  policy generate NAME [--since T] [--from FILE]... [--diff] [--allow-broad]\n"
 	  "                   a policy granting what the agent's deny records show it needed" },
+	{ "grant", do_grant,
+	  "grant NAME --path P --rights R | --exec P | --connect CIDR:PORT | --tool T\n"
+	  "                   [--for DURATION] [--once]   let through what the policy denies,\n"
+	  "                   until the time passes (kernel clock) or the first use\n"
+	  "  grants [NAME]    the grants in force    revoke ID   end one now" },
+	{ "grants", do_grants, "grants [NAME]    the grants in force (agentctl grant)" },
+	{ "revoke", do_revoke, "revoke ID        end a grant now" },
 	{ "audit", do_audit,
 	  "audit verify|query|follow ...   the audit log (agentctl audit help)" },
 	{ "approvals", do_approvals,

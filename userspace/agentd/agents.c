@@ -23,6 +23,7 @@
 #include "broker/broker.h"
 #include "daemon.h"
 #include "inspect.h"
+#include "grants.h"
 #include "layers_status.h"
 #include "log.h"
 #include "kernel/cglimits.h"
@@ -630,6 +631,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 	enforcer_remove_cgroup(d->e, a->cgroup);
 	attach_release(d, a);
 	rules_remove(d->e, a->st.id);
+	grants_agent_removed(d, a);
 	if (rmdir(a->cgroup) && errno != ENOENT)
 		log_warn("removing cgroup %s: %s, ignoring\n", a->cgroup, strerror(errno));
 	err = agent_state_remove(d->o->state_dir, a->st.name);
@@ -905,6 +907,10 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 		return approval_handle(d, req);
 	case CONTROL_TOOLS_ACCEPT:
 		return broker_tools_accept(d, req);
+	case CONTROL_GRANT_ADD:
+	case CONTROL_GRANT_LS:
+	case CONTROL_GRANT_RM:
+		return grants_handle(d, req);
 	default:
 		return do_status(d, req);
 	}

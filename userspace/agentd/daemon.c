@@ -20,6 +20,7 @@
 #include "kernel/cgroup.h"
 #include "kernel/cglimits.h"
 #include "daemon.h"
+#include "grants.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
@@ -221,6 +222,7 @@ static void report_drops(struct daemon *d, bool now)
 		if (d->agents[i])
 			loss_check(&d->loss, d->e, d->sink.audit, i, d->agents[i]->st.name);
 	agents_enforce_deadlines(d);
+	grants_tick(d);
 	audit_hold_update(d, true);
 }
 
@@ -309,6 +311,8 @@ static int setup(struct daemon *d)
 		err = services_start(d);
 	if (!err)
 		err = agents_adopt(d);
+	if (!err)
+		err = grants_start(d);
 	if (!err) {
 		err = metrics_start(d);
 		if (err)

@@ -39,6 +39,7 @@
 #include "kernel/cgroup.h"
 #include "kernel/enforcer.h"
 #include "daemon.h"
+#include "grants.h"
 #include "sandbox/landlock.h"
 #include "log.h"
 #include "kernel/probe.h"
@@ -894,6 +895,11 @@ static void dispatch(struct bagent *ba, struct bconn *c, const struct broker_req
 	caller_of(ba, c, &held.who);
 	memcpy(held.args_sha, sha, 32);
 	t = granted(ba->a, req->tool);
+	/* A tool of its registry the policy does not grant: a grant may, for a while (a call
+	 * held for approval used it when it came, not again when approved). */
+	if (!t && ba->a->tools && tools_find(ba->a->tools, req->tool) &&
+	    (approved || grants_tool_use(ba->b->d, ba->a, req->tool)))
+		t = tools_find(ba->a->tools, req->tool);
 	if (audit_blocked(ba->a)) {
 		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_BUSY,
 		       "the audit log cannot be written: the agent is frozen until it can");

@@ -151,6 +151,7 @@ static const char *const reason_names[] = {
 	[AGENTD_REASON_CAPABILITY] = "capability-not-granted",
 	[AGENTD_REASON_NOT_OWN_IPC] = "not-own-ipc-object",
 	[AGENTD_REASON_TOOL_NETWORK] = "tool-network",
+	[AGENTD_REASON_GRANT] = "grant",
 };
 
 static const char *name_of(const char *const *names, size_t n, __u32 i)

@@ -153,6 +153,26 @@ int policy_rights_format(__u32 rights, char *buf, size_t bufsz)
 	return n;
 }
 
+int policy_rights_parse(const char *names, __u32 *rights)
+{
+	const char *p = names, *end;
+	size_t i, n;
+
+	*rights = 0;
+	do {
+		end = strchrnul(p, ',');
+		n = end - p;
+		for (i = 0; i < NAMES(right_names); i++)
+			if (strlen(right_names[i]) == n && !strncmp(p, right_names[i], n))
+				break;
+		if (i == NAMES(right_names))
+			return -EINVAL;
+		*rights |= 1U << i;
+		p = end + 1;
+	} while (*end);
+	return 0;
+}
+
 static void err_at(struct loader *L, const struct jdoc *d, const char *ptr, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

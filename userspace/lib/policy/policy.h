@@ -140,5 +140,8 @@ int policy_capability(const char *name);
 const char *policy_capability_name(int cap);
 /* The names of rights, comma-separated ("read,write"), "none" for 0. */
 int policy_rights_format(__u32 rights, char *buf, size_t bufsz);
+/* The rights of names, comma-separated ("read,write"): 0 with *rights, or -EINVAL (none, or a
+ * name no right has). */
+int policy_rights_parse(const char *names, __u32 *rights);
 
 #endif

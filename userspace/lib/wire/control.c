@@ -19,6 +19,7 @@
 #define ARG_FOR (1U << 9)
 #define ARG_TOOL (1U << 10)
 #define ARG_MODE (1U << 11)
+#define ARG_GRANT (1U << 12) /* control_grant.c */
 
 static const struct {
 	const char *name;
@@ -39,6 +40,9 @@ static const struct {
 	[CONTROL_APPROVAL_APPROVE] = { "approval.approve", ARG_APPROVAL | ARG_FOR },
 	[CONTROL_APPROVAL_DENY] = { "approval.deny", ARG_APPROVAL },
 	[CONTROL_TOOLS_ACCEPT] = { "tools.accept", ARG_TOOL },
+	[CONTROL_GRANT_ADD] = { "grant.add", ARG_NAME | ARG_GRANT },
+	[CONTROL_GRANT_LS] = { "grant.ls", ARG_NAME_OPT },
+	[CONTROL_GRANT_RM] = { "grant.rm", ARG_GRANT },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
@@ -228,6 +232,8 @@ static int get_mode(json_t *v, struct control_request *req, struct control_error
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
+	int e;
+
 	if (!strcmp(key, "tool") && (allowed & ARG_TOOL))
 		return get_tool(v, req, err);
 	if (!strcmp(key, "pid") && (allowed & ARG_PID))
@@ -250,6 +256,9 @@ static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_
 		return get_for(v, req, err);
 	if (!strcmp(key, "mode") && (allowed & ARG_MODE))
 		return get_mode(v, req, err);
+	e = allowed & ARG_GRANT ? control_grant_arg(key, v, req, err) : 1;
+	if (e != 1)
+		return e;
 	return fail(err, CONTROL_E_REQUEST, "%s takes no argument \"%.64s\"",
 		    control_cmd_name(req->cmd), key);
 }
@@ -321,7 +330,7 @@ static int get_fields(json_t *root, struct control_request *req, struct control_
 			    control_cmd_name(req->cmd));
 	if ((allowed & ARG_MODE) && !req->mode[0])
 		return fail(err, CONTROL_E_REQUEST, "agent.mode needs \"mode\"");
-	return 0;
+	return allowed & ARG_GRANT ? control_grant_check(req, err) : 0;
 }
 
 int control_request_parse(const char *payload, size_t len, struct control_request *req,
@@ -375,6 +384,7 @@ json_t *control_request_json(const struct control_request *req)
 		json_object_set_new(doc, "for", json_integer(req->for_sec));
 	if (req->mode[0])
 		json_object_set_new(doc, "mode", json_string(req->mode));
+	control_grant_json(req, doc);
 	if (req->nvars) {
 		vars = json_object();
 		for (i = 0; vars && i < req->nvars; i++)

@@ -39,12 +39,26 @@ enum control_cmd {
 	CONTROL_APPROVAL_APPROVE,
 	CONTROL_APPROVAL_DENY,
 	CONTROL_TOOLS_ACCEPT,
+	CONTROL_GRANT_ADD,
+	CONTROL_GRANT_LS,
+	CONTROL_GRANT_RM,
 	CONTROL_CMD_MAX,
 };
 
 struct control_var {
 	char name[CONTROL_VAR_NAME_MAX + 1];
 	char value[CONTROL_PATH_MAX + 1];
+};
+
+/* grant.add and grant.rm (control_grant.c, docs/CONTROL.md). */
+#define CONTROL_GRANT_FOR_MAX_MS (366LL * 24 * 3600 * 1000)
+struct control_grant {
+	char kind[8]; /* "path", "exec", "connect", "host", "tool"; "" when not given */
+	char target[CONTROL_PATH_MAX + 1]; /* the path, CIDR:PORT, host name or tool name */
+	char rights[128]; /* path: right names as in policies, comma-separated */
+	long long for_ms; /* 0: not given */
+	bool once;
+	long long id; /* grant.rm: the grant's id, 1..CONTROL_ID_MAX */
 };
 
 struct control_request {
@@ -66,6 +80,7 @@ struct control_request {
 	unsigned int peer_uid;
 	char tool[65]; /* tools.accept: an upstream MCP tool, SERVER.TOOL */
 	char mode[8]; /* agent.mode: "shadow" or "enforce" */
+	struct control_grant grant;
 };
 
 /* Error codes, stable: clients match on them. */
@@ -85,6 +100,8 @@ struct control_request {
 #define CONTROL_E_PARTIAL "partial" /* only some layers would hold: allow_partial to go on */
 #define CONTROL_E_FAILED "failed" /* the kernel or the file system said no: errno in message */
 #define CONTROL_E_NO_APPROVAL "no-such-approval" /* decided, timed out, withdrawn, or never */
+#define CONTROL_E_GRANT "bad-grant" /* a grant's target does not resolve, or no grant opens it */
+#define CONTROL_E_NOGRANT "no-such-grant"
 
 struct control_error {
 	char code[32];
@@ -106,6 +123,14 @@ int control_request_parse(const char *payload, size_t len, struct control_reques
 			  struct control_error *err);
 /* The request as JSON (the client's side of control_request_parse). */
 json_t *control_request_json(const struct control_request *req);
+
+/* A grant field of req (control_grant.c): 0 or -EINVAL with err filled; 1 when key is none. */
+int control_grant_arg(const char *key, json_t *v, struct control_request *req,
+		      struct control_error *err);
+/* What grant.add and grant.rm need given and consistent: 0 or -EINVAL with err filled. */
+int control_grant_check(const struct control_request *req, struct control_error *err);
+/* Adds req's grant fields to doc (the client's side). */
+void control_grant_json(const struct control_request *req, json_t *doc);
 
 /* {"id": id, "ok": true}, to which the caller adds its results; id < 0 gives null. */
 json_t *control_reply_ok(long long id);
