@@ -30,6 +30,8 @@ int do_agent(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_kill(int argc, char **argv);
 int do_status(int argc, char **argv);
+/* drill NAME [--boundary B]... (drill.c) */
+int do_drill(int argc, char **argv);
 /* agentd's counters, Prometheus text (metrics.c) */
 int do_metrics(int argc, char **argv);
 

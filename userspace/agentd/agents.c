@@ -309,8 +309,7 @@ static int cgroup_create(struct daemon *d, struct agent *a)
 	return 0;
 }
 
-/* SIGKILL to every process in the cgroup: cgroup.kill (5.14+), else one by one. */
-static int cgroup_kill(const char *cg)
+int cgroup_kill(const char *cg)
 {
 	char path[PATH_MAX + 16];
 	int pid, err;
@@ -349,8 +348,8 @@ static bool cgroup_populated(int fd)
 	return !strstr(buf, "populated 0");
 }
 
-/* Waits for the cgroup to empty: cgroup.events signals POLLPRI on every change. */
-static int cgroup_wait_empty(const char *cg, int timeout_ms)
+/* cgroup.events signals POLLPRI on every change. */
+int cgroup_wait_empty(const char *cg, int timeout_ms)
 {
 	long long deadline = now_ms() + timeout_ms;
 	char path[PATH_MAX + 16];
@@ -630,6 +629,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 		log_warn("removing the state of agent %s: %s, ignoring\n", a->st.name,
 			 strerror(-err));
 	pinned_remove(d, a->st.name);
+	drill_forget(d, a->st.name);
 	err = private_remove(d, a->st.name);
 	if (err)
 		log_warn("removing the private directories of agent %s: %s, ignoring\n", a->st.name,
@@ -846,6 +846,9 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 	case CONTROL_AGENT_ATTACH:
 	case CONTROL_AGENT_DETACH:
 		return do_attach(d, req);
+	case CONTROL_AGENT_DRILL:
+		return find(d, req->name) ? drill_handle(d, find(d, req->name), req)
+					  : error(req, CONTROL_E_NOENT, "no agent %s", req->name);
 	default:
 		return do_status(d, req);
 	}

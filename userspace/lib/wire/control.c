@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "boundary.h"
 #include "wire/control.h"
 
 /* Which arguments each command takes. */
@@ -15,6 +16,7 @@
 #define ARG_PID (1U << 5)
 #define ARG_CGROUP (1U << 6)
 #define ARG_PARTIAL (1U << 7)
+#define ARG_BOUNDARIES (1U << 8)
 
 static const struct {
 	const char *name;
@@ -29,6 +31,7 @@ static const struct {
 	[CONTROL_STATUS] = { "status", 0 },
 	[CONTROL_AGENT_ATTACH] = { "agent.attach", ARG_NAME | ARG_PID | ARG_CGROUP | ARG_PARTIAL },
 	[CONTROL_AGENT_DETACH] = { "agent.detach", ARG_NAME | ARG_CGROUP },
+	[CONTROL_AGENT_DRILL] = { "agent.drill", ARG_NAME | ARG_BOUNDARIES },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
@@ -167,6 +170,26 @@ static int get_bool(json_t *v, const char *key, bool *out, struct control_error 
 	return 0;
 }
 
+/* "boundaries": a non-empty array of boundary names, each once. */
+static int get_boundaries(json_t *v, struct control_request *req, struct control_error *err)
+{
+	json_t *b;
+	size_t i;
+	int n;
+
+	if (!json_is_array(v) || !json_array_size(v))
+		return fail(err, CONTROL_E_REQUEST, "\"boundaries\" must be a non-empty array");
+	json_array_foreach(v, i, b)
+	{
+		n = json_is_string(b) ? boundary_from_name(json_string_value(b)) : -1;
+		if (n < 0 || (req->boundaries & (1U << n)))
+			return fail(err, CONTROL_E_REQUEST,
+				    "\"boundaries\"[%zu]: not a boundary, or named twice", i);
+		req->boundaries |= 1U << n;
+	}
+	return 0;
+}
+
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
@@ -174,6 +197,8 @@ static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_
 		return get_pid(v, req, err);
 	if (!strcmp(key, "cgroup") && (allowed & ARG_CGROUP))
 		return get_path(v, key, req->cgroup, err);
+	if (!strcmp(key, "boundaries") && (allowed & ARG_BOUNDARIES))
+		return get_boundaries(v, req, err);
 	if (!strcmp(key, "allow_partial") && (allowed & ARG_PARTIAL))
 		return get_bool(v, key, &req->allow_partial, err);
 	if (!strcmp(key, "name") && (allowed & (ARG_NAME | ARG_NAME_OPT)))
@@ -293,6 +318,13 @@ json_t *control_request_json(const struct control_request *req)
 		json_object_set_new(doc, "cgroup", json_string(req->cgroup));
 	if (req->allow_partial)
 		json_object_set_new(doc, "allow_partial", json_true());
+	if (req->boundaries) {
+		vars = json_array();
+		for (i = 0; vars && i < BOUNDARY_COUNT; i++)
+			if (req->boundaries & (1U << i))
+				json_array_append_new(vars, json_string(boundary_name(i)));
+		json_object_set_new(doc, "boundaries", vars);
+	}
 	if (req->nvars) {
 		vars = json_object();
 		for (i = 0; vars && i < req->nvars; i++)

@@ -31,6 +31,7 @@ enum control_cmd {
 	CONTROL_STATUS,
 	CONTROL_AGENT_ATTACH,
 	CONTROL_AGENT_DETACH,
+	CONTROL_AGENT_DRILL,
 	CONTROL_CMD_MAX,
 };
 
@@ -51,6 +52,7 @@ struct control_request {
 	int pid; /* 0 when not given */
 	char cgroup[CONTROL_PATH_MAX + 1]; /* an absolute path, "" when not given */
 	bool allow_partial; /* attach where only cgroup-BPF can hold */
+	unsigned int boundaries; /* agent.drill: 1 << boundary (boundary.h) of each named; 0: all */
 };
 
 /* Error codes, stable: clients match on them. */
