@@ -268,13 +268,24 @@ static void remove_probe_files(const struct drill_run *run)
 	}
 }
 
-/* Everything the drill made, whatever state it ended in. */
-static void cleanup(struct drill_run *run)
+/* Everything the drill made, whatever state it ended in (killed is a failure: killed). */
+static int cleanup(struct drill_run *run, bool killed)
 {
+	int status = 0, err = 0;
+
 	if (run->pid > 0) {
-		kill(run->pid, SIGKILL);
-		while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
+		if (killed)
+			kill(run->pid, SIGKILL);
+		while (waitpid(run->pid, &status, 0) < 0 && errno == EINTR)
 			;
+		if (!killed && (!WIFEXITED(status) || WEXITSTATUS(status))) {
+			snprintf(run->why, sizeof(run->why),
+				 "agentd-drill %s %d; its cgroup, processes and files are removed",
+				 WIFSIGNALED(status) ? "was killed by signal"
+						     : "exited with status",
+				 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+			err = -ECHILD;
+		}
 	}
 	if (run->chan >= 0)
 		close(run->chan);
@@ -294,6 +305,7 @@ static void cleanup(struct drill_run *run)
 		log_warn("drill: removing %s: %s, ignoring\n", run->scratch, strerror(errno));
 	if (run->probe_name[0])
 		remove_probe_files(run);
+	return err;
 }
 
 /* The denials still in the ring buffer, through the tap. */
@@ -513,7 +525,7 @@ json_t *drill_handle(struct daemon *d, struct agent *a, const struct control_req
 	clock_gettime(CLOCK_REALTIME, &run->started);
 	compute_gap(run);
 	err = drill(run, boundaries);
-	cleanup(run);
+	err = cleanup(run, err != 0) ?: err;
 	drain_events(run);
 	clock_gettime(CLOCK_REALTIME, &run->ended);
 	if (err) {
