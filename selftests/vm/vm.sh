@@ -79,6 +79,7 @@ build_initramfs() {
 	chmod 0755 "$stage/agentd/run.sh"
 	for b in agentd agentctl agentd-worker agentd-drill agent-tool; do stage_binary "$top/build/$b" "agentd/$b"; done
 	install -D -m 0644 "$top/policies/base/linux-userland.json" "$stage/agentd/policies/base/linux-userland.json"
+	install -m 0644 "$top"/policies/*.json "$stage/agentd/policies/"
 	for b in test_kernel bench_open bench_lsm_cgroup bench_e2e; do
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
 	done

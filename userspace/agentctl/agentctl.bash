@@ -34,7 +34,7 @@ _agentctl()
 		;;
 	esac
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "probe agent run kill attach detach status policy audit version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "probe agent run kill attach detach drill status policy audit version help" -- "$cur"))
 		return
 	fi
 	case $cmd in
@@ -61,6 +61,15 @@ _agentctl()
 			COMPREPLY=($(compgen -W "verify query follow help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "--dir --socket --json --agent --kind --decision --since --until --expect" -- "$cur"))
+		fi
+		;;
+	drill)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		elif [ "$prev" = --boundary ]; then
+			COMPREPLY=($(compgen -W "files exec egress loopback sockets unix ipc signals capabilities self cgroup limits broker proxy audit" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--boundary --json --control" -- "$cur"))
 		fi
 		;;
 	run | kill | attach | detach)

@@ -113,12 +113,18 @@ static __u32 rights_at(const struct policy *p, const char *path)
 	return rights;
 }
 
+/* By path (Landlock's view) or by object (BPF LSM's: another name of an allowed binary, such as
+ * a busybox applet, is that binary). */
 static bool exec_allowed(const struct policy *p, const char *path)
 {
+	struct stat st;
+	bool obj = !stat(path, &st);
 	size_t i;
 
 	for (i = 0; i < p->exec.n_allow; i++)
-		if (under(path, p->exec.allow[i].path))
+		if (under(path, p->exec.allow[i].path) ||
+		    (obj && p->exec.allow[i].exists && p->exec.allow[i].dev == st.st_dev &&
+		     p->exec.allow[i].ino == st.st_ino))
 			return true;
 	return false;
 }
