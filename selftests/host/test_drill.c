@@ -231,47 +231,69 @@ static const char hold_policy_fmt[] =
 	"  {\"path\": \"%s\", \"rights\": [\"read\", \"write\", \"create\", \"remove\"]}],\n"
 	" \"exec\": {\"allow\": [\"%s\"]}}\n";
 
-TEST(drill_leaves_nothing_behind_when_its_program_is_killed)
+/* Agent "hold" whose exec boundary blocks in its allowed program; the drill started and that
+ * program running (it said so on ws/ready) when it returns. */
+static struct proc *hold_drill(struct test_daemon *d, char *ws, size_t wssz)
 {
-	char ws[PATH_MAX], hold[PATH_MAX + 16], policy[PATH_MAX + 16], fifo[PATH_MAX + 16];
-	char text[4 * PATH_MAX], line[64] = "";
+	char hold[PATH_MAX + 16], policy[PATH_MAX + 16], fifo[PATH_MAX + 16];
+	char text[4 * PATH_MAX], line[64];
 	char *argv[] = { "agentctl", "drill", "hold", "--boundary", "exec", NULL };
 	struct pollfd pfd = { .events = POLLIN };
-	struct test_daemon d;
 	struct proc *p;
-	pid_t drill;
-	int status;
 
 	need_fallback();
-	test_daemon_init(&d, "drill-kill");
-	snprintf(ws, sizeof(ws), "%s/ws", d.dir);
+	test_daemon_init(d, "drill-kill");
+	snprintf(ws, wssz, "%s/ws", d->dir);
 	ASSERT_OK(mkdir(ws, 0755));
 	snprintf(fifo, sizeof(fifo), "%s/ready", ws);
 	ASSERT_OK(mkfifo(fifo, 0600));
 	snprintf(fifo, sizeof(fifo), "%s/never", ws);
 	ASSERT_OK(mkfifo(fifo, 0600));
-	snprintf(hold, sizeof(hold), "%s/hold.sh", d.dir);
+	snprintf(hold, sizeof(hold), "%s/hold.sh", d->dir);
 	snprintf(text, sizeof(text), hold_fmt, ws, ws);
 	test_write(hold, text, 0755);
-	snprintf(policy, sizeof(policy), "%s/hold.json", d.dir);
+	snprintf(policy, sizeof(policy), "%s/hold.json", d->dir);
 	snprintf(text, sizeof(text), hold_policy_fmt, test_bin_dir(), ws, hold);
 	test_write(policy, text, 0644);
-	test_daemon_start(&d, "--allow-partial", NULL);
-	test_daemon_add(&d, "hold", policy, NULL, 0);
+	test_daemon_start(d, "--allow-partial", NULL);
+	test_daemon_add(d, "hold", policy, NULL, 0);
 
 	snprintf(fifo, sizeof(fifo), "%s/ready", ws);
 	pfd.fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	ASSERT(pfd.fd >= 0);
 	p = proc_start(argv);
 	/* A bound on failure, not a timed assertion: the drill reaches the program at once. */
-	if (poll(&pfd, 1, TEST_READY_MS) != 1 || read(pfd.fd, line, sizeof(line) - 1) <= 0)
+	if (poll(&pfd, 1, TEST_READY_MS) != 1 || read(pfd.fd, line, sizeof(line)) <= 0)
 		FAIL("the drill never ran the exec boundary's allowed program");
 	close(pfd.fd);
-	drill = child_named(d.agentd->pid, "(agentd-drill)");
+	return p;
+}
+
+TEST(drill_leaves_nothing_behind_when_its_program_is_killed)
+{
+	char ws[PATH_MAX];
+	struct test_daemon d;
+	struct proc *p = hold_drill(&d, ws, sizeof(ws));
+	pid_t drill = child_named(d.agentd->pid, "(agentd-drill)");
+	int status;
+
 	ASSERT(drill > 0);
 	ASSERT_OK(kill(drill, SIGKILL));
 	status = proc_stop(p, 0);
 	ASSERT(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 3);
+	assert_nothing_left(&d, "hold", ws);
+}
+
+/* agentd owns the drill: agentctl killed, the drill still ends (at its deadline here, its
+ * program being stuck) and leaves nothing; the next request is answered after that. */
+TEST(drill_leaves_nothing_behind_when_agentctl_is_killed)
+{
+	char ws[PATH_MAX], out[65536];
+	struct test_daemon d;
+	struct proc *p = hold_drill(&d, ws, sizeof(ws));
+
+	proc_stop(p, SIGKILL);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 0);
 	assert_nothing_left(&d, "hold", ws);
 }

@@ -105,7 +105,10 @@ static void provide_file(const char *file, const char *ws)
 	json_array_foreach(json_object_get(j, "extends"), i, base)
 	{
 		snprintf(dir, sizeof(dir), "%s", file);
-		snprintf(path, sizeof(path), "%s/%s", dirname(dir), json_string_value(base));
+		if (json_string_value(base)[0] == '/')
+			snprintf(path, sizeof(path), "%s", json_string_value(base));
+		else
+			snprintf(path, sizeof(path), "%s/%s", dirname(dir), json_string_value(base));
 		provide_file(path, ws);
 	}
 	json_decref(j);
@@ -182,7 +185,7 @@ TEST(drill_blocks_every_boundary_of_every_shipped_policy)
 	outsider_binary();
 	test_daemon_start(&d, NULL);
 	for (k = 0; shipped[k]; k++) {
-		snprintf(policy, sizeof(policy), "%s/../policies/%s.json", test_bin_dir(),
+		snprintf(policy, sizeof(policy), "%s/policies/%s.json", test_bin_dir(),
 			 shipped[k]);
 		snprintf(ws, sizeof(ws), "%s/%s", d.dir, shipped[k]);
 		ASSERT_OK(mkdir(ws, 0755));
@@ -201,7 +204,7 @@ TEST(drill_blocks_every_boundary_of_every_shipped_policy)
 }
 
 static const char tamper_fmt[] =
-	"{\"name\": \"tamper\", \"extends\": [\"%s/../policies/base/linux-userland.json\"],\n"
+	"{\"name\": \"tamper\", \"extends\": [\"%s/policies/base/linux-userland.json\"],\n"
 	" \"network\": {\"sockets\": [\"inet\"],\n"
 	"  \"connect\": [{\"cidr\": \"192.0.2.3/32\", \"ports\": [80], \"protocol\": \"tcp\"}]}}\n";
 

@@ -235,8 +235,11 @@ static int collect(struct drill_run *run)
 	for (;;) {
 		if (mono_ms() >= deadline)
 			return -ETIMEDOUT;
-		if (poll(&pfd, 1, (int)(deadline - mono_ms())) < 0 && errno != EINTR)
+		n = poll(&pfd, 1, (int)(deadline - mono_ms()));
+		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (n <= 0)
+			continue;
 		n = read(run->chan, buf + len, sizeof(buf) - len);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
