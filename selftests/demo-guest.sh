@@ -66,6 +66,10 @@ try agent "move itself out of its cgroup" "BPF LSM (file_open, self-protection)"
 	as_agent sh -c 'echo $$ >/sys/fs/cgroup/cgroup.procs'
 try host "read /secrets/api-key" - cat /secrets/api-key
 
+echo
+echo "== agentctl drill demo-agent (each boundary tried from a fresh cgroup under its policy)"
+agentctl drill demo-agent | sed 's/^/  /' || echo "  the drill FAILED: a boundary the layers claim escaped"
+
 kill $listener 2>/dev/null
 kill $agentd_pid
 wait $agentd_pid
