@@ -297,3 +297,23 @@ TEST(drill_leaves_nothing_behind_when_agentctl_is_killed)
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 0);
 	assert_nothing_left(&d, "hold", ws);
 }
+
+/* agentd killed during a drill: its next start removes the drill's cgroup (and the processes in
+ * it) and scratch directory. */
+TEST(drill_left_by_a_killed_agentd_is_removed_at_its_next_start)
+{
+	char ws[PATH_MAX], path[PATH_MAX + 64];
+	struct test_daemon d;
+	struct proc *p = hold_drill(&d, ws, sizeof(ws));
+
+	proc_stop(d.agentd, SIGKILL);
+	proc_stop(p, SIGKILL);
+	snprintf(path, sizeof(path), "%s/.drill-hold", d.cgroup);
+	ASSERT_OK(access(path, F_OK));
+	test_daemon_start(&d, "--allow-partial", NULL);
+	if (!access(path, F_OK))
+		FAIL("the drill's cgroup %s is left after a restart", path);
+	snprintf(path, sizeof(path), "%s/drill/.scratch-hold", d.state);
+	if (!access(path, F_OK))
+		FAIL("the drill's scratch directory %s is left after a restart", path);
+}

@@ -309,6 +309,8 @@ static int setup(struct daemon *d)
 		err = services_start(d);
 	if (!err)
 		err = agents_adopt(d);
+	if (!err)
+		drill_sweep(d);
 	if (!err) {
 		err = metrics_start(d);
 		if (err)

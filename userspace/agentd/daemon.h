@@ -74,6 +74,8 @@ int cgroup_wait_empty(const char *cg, int timeout_ms);
 /* agent.drill for agent a; the drill's record of an agent removed (drill.c, docs/DRILL.md). */
 json_t *drill_handle(struct daemon *d, struct agent *a, const struct control_request *req);
 void drill_forget(struct daemon *d, const char *name);
+/* What a drill cut short by agentd's end left (its cgroup, scratch, probe files): at start. */
+void drill_sweep(struct daemon *d);
 
 /* A policy or lifecycle audit record about agent a (NULL: the daemon). */
 void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const struct agent *a,

@@ -9,6 +9,7 @@
  * request waits (a few hundred milliseconds; DRILL_TIMEOUT_MS at most), so that nothing of it
  * outlives the reply.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -34,6 +35,7 @@
 
 #define DRILL_TIMEOUT_MS 20000 /* below agentctl's wait for a reply (CLIENT_TIMEOUT_MS) */
 #define DRILL_KILL_WAIT_MS 5000
+#define DRILL_IPC_KEY 0x61640000U /* | the agent's id: the segment shown to the ipc boundary */
 
 struct drill_run {
 	struct daemon *d;
@@ -44,6 +46,8 @@ struct drill_run {
 	char unix_path[PATH_MAX + CONTROL_NAME_MAX + 32];
 	char probe_name[64];
 	int ipc_key, shm_id;
+	uid_t uid; /* the agent's: of its first process, else 0 (the strongest it may be) */
+	gid_t gid;
 	pid_t pid;
 	int chan;
 	struct drill_result res[BOUNDARY_COUNT];
@@ -67,6 +71,75 @@ void drill_forget(struct daemon *d, const char *name)
 	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s.json", name);
 	if (unlink(path) && errno != ENOENT)
 		log_warn("removing %s: %s, ignoring\n", path, strerror(errno));
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* Files named prefix* directly in dir. */
+static void unlink_prefixed(const char *dir, const char *prefix)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d)))
+		if (has_prefix(e->d_name, prefix)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+}
+
+void drill_sweep(struct daemon *d)
+{
+	char path[PATH_MAX + 300], dir[PATH_MAX];
+	const struct policy *p;
+	struct dirent *e;
+	DIR *cg = opendir(d->cgroup);
+	size_t i, id;
+	int shm;
+
+	while (cg && (e = readdir(cg))) {
+		if (!has_prefix(e->d_name, ".drill-"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", d->cgroup, e->d_name);
+		cgroup_kill(path);
+		cgroup_wait_empty(path, DRILL_KILL_WAIT_MS);
+		enforcer_remove_cgroup(d->e, path);
+		if (rmdir(path))
+			log_warn("drill: removing %s, left by an agentd that ended during a drill: "
+				 "%s\n",
+				 path, strerror(errno));
+		else
+			log_info("drill: removed %s, left by an agentd that ended during a drill\n",
+				 path);
+	}
+	if (cg)
+		closedir(cg);
+	dir_of(d, dir, sizeof(dir));
+	cg = opendir(dir);
+	while (cg && (e = readdir(cg)))
+		if (has_prefix(e->d_name, ".scratch-")) {
+			snprintf(path, sizeof(path), "%s/%s/host.sock", dir, e->d_name);
+			unlink(path);
+			*strrchr(path, '/') = '\0';
+			rmdir(path);
+		}
+	if (cg)
+		closedir(cg);
+	for (id = 1; id < AGENTD_MAX_AGENTS; id++) {
+		p = d->agents[id] ? d->agents[id]->policy : NULL;
+		for (i = 0; p && i < p->n_files; i++)
+			if (p->files[i].rights & AGENTD_RIGHT_CREATE)
+				unlink_prefixed(p->files[i].path, ".agentd-drill-");
+		shm = shmget((int)(DRILL_IPC_KEY | id), 0, 0);
+		if (shm >= 0)
+			shmctl(shm, IPC_RMID, NULL);
+	}
 }
 
 /* The layer that wrote a denial record: cgroup-BPF's hooks, or BPF LSM's. */
@@ -123,7 +196,7 @@ static int make_cgroup(struct drill_run *run)
 /* A segment of the host's IPC namespace for the ipc boundary to look for by key. */
 static void make_ipc(struct drill_run *run)
 {
-	run->ipc_key = (int)(0x61640000U | run->a->st.id);
+	run->ipc_key = (int)(DRILL_IPC_KEY | run->a->st.id);
 	run->shm_id = shmget(run->ipc_key, 4096, IPC_CREAT | IPC_EXCL | 0600);
 	if (run->shm_id < 0 && errno == EEXIST) {
 		run->shm_id = shmget(run->ipc_key, 0, 0);
@@ -139,11 +212,13 @@ static int make_scratch(struct drill_run *run)
 	char dir[PATH_MAX];
 	size_t i;
 
+	/* Searchable, so that an agent's uid other than root reaches the drill's unix socket
+	 * (records are 0600). */
 	dir_of(run->d, dir, sizeof(dir));
-	if (mkdir(dir, 0700) && errno != EEXIST)
+	if ((mkdir(dir, 0711) && errno != EEXIST) || chmod(dir, 0711))
 		return -errno;
 	snprintf(run->scratch, sizeof(run->scratch), "%s/.scratch-%s", dir, run->a->st.name);
-	if (mkdir(run->scratch, 0700) && errno != EEXIST)
+	if ((mkdir(run->scratch, 0711) && errno != EEXIST) || chmod(run->scratch, 0711))
 		return -errno;
 	snprintf(run->unix_path, sizeof(run->unix_path), "%s/host.sock", run->scratch);
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
@@ -152,6 +227,27 @@ static int make_scratch(struct drill_run *run)
 	for (i = 0; i < sizeof(rnd); i++)
 		sprintf(run->probe_name + strlen(run->probe_name), "%02x", rnd[i]);
 	return 0;
+}
+
+/* Whom the agent's processes run as: the owner of the first one's /proc entry. */
+static void agent_uid(struct drill_run *run)
+{
+	char path[PATH_MAX + CONTROL_NAME_MAX + 32];
+	struct stat st;
+	int pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", run->a->cgroup);
+	f = fopen(path, "re");
+	if (f && fscanf(f, "%d", &pid) == 1) {
+		snprintf(path, sizeof(path), "/proc/%d", pid);
+		if (!stat(path, &st)) {
+			run->uid = st.st_uid;
+			run->gid = st.st_gid;
+		}
+	}
+	if (f)
+		fclose(f);
 }
 
 static json_t *request_json(const struct drill_run *run, unsigned int boundaries)
@@ -526,6 +622,7 @@ json_t *drill_handle(struct daemon *d, struct agent *a, const struct control_req
 	}
 	*run = (struct drill_run){ .d = d, .a = a, .shm_id = -1, .chan = -1 };
 	clock_gettime(CLOCK_REALTIME, &run->started);
+	agent_uid(run);
 	compute_gap(run);
 	err = drill(run, boundaries);
 	err = cleanup(run, err != 0) ?: err;

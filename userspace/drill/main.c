@@ -6,12 +6,14 @@
  * each boundary's process is cloned straight into the drill's cgroup (clone3 with
  * CLONE_INTO_CGROUP, as agentctl run starts an agent) and takes there the layers agentctl run
  * gives an agent, in the order run gives them: a session, IPC and UTS namespaces of its own, the
- * policy's capabilities (uid 0 kept: the strongest agent the policy allows), no_new_privs,
+ * policy's capabilities with the agent's uid (of its running processes as agentd saw them; root
+ * when none runs, the strongest agent the policy allows), no_new_privs,
  * Landlock where BPF LSM is not, seccomp. The drill itself first enters a network namespace of
  * its own, with only loopback up, so that no address it tries leaves the machine.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
@@ -46,6 +48,8 @@ struct drill {
 	struct landlock_plan *plan;
 	int ruleset_fd;
 	int cgroup_fd;
+	uid_t uid; /* the agent's (agentd saw it on its processes), 0 when none runs */
+	gid_t gid;
 	int listeners[3];
 	unsigned int boundaries; /* 1 << boundary */
 };
@@ -146,6 +150,8 @@ static int parse(const json_t *req, struct drill *d)
 	    copy(d->c.probe_name, sizeof(d->c.probe_name), req, "probe_name"))
 		return -EINVAL;
 	d->c.ipc_key = (int)json_integer_value(json_object_get(req, "ipc_key"));
+	d->uid = (uid_t)json_integer_value(json_object_get(req, "uid"));
+	d->gid = (gid_t)json_integer_value(json_object_get(req, "gid"));
 	json_array_foreach((json_t *)json_object_get(req, "boundaries"), i, v)
 	{
 		b = boundary_from_name(json_string_value(v) ? json_string_value(v) : "");
@@ -257,6 +263,8 @@ static int become_agent(const struct drill *d, int out)
 	if (setsid() < 0 || dup3(out, CHAN_FD, O_CLOEXEC) < 0)
 		return -errno;
 	err = sandbox_caps_begin(d->c.p->capabilities);
+	if (!err && (d->gid || d->uid) && (setgroups(0, NULL) || setgid(d->gid) || setuid(d->uid)))
+		err = -errno;
 	if (!err)
 		err = sandbox_caps_finish(d->c.p->capabilities);
 	if (!err && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
@@ -345,8 +353,13 @@ int main(void)
 {
 	struct drill d = { .ruleset_fd = -1, .cgroup_fd = -1, .listeners = { -1, -1, -1 } };
 	struct policy *p = NULL;
-	json_t *req = read_request();
-	int b, err = req ? parse(req, &d) : -EINVAL;
+	json_t *req;
+	int b, err;
+
+	/* Ends with agentd, which removes what it left at its next start (drill_sweep()). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	req = read_request();
+	err = req ? parse(req, &d) : -EINVAL;
 
 	if (!err)
 		err = load_policy(json_object_get(req, "agent"), &p);
