@@ -90,7 +90,10 @@ int do_drill(int argc, char **argv)
 	} else {
 		printf("agent %s, generation %lld:\n", req.name,
 		       (long long)json_integer_value(json_object_get(drill, "generation")));
-		json_array_foreach(json_object_get(drill, "boundaries"), i, b) print_one(b);
+		json_array_foreach(json_object_get(drill, "boundaries"), i, b)
+		{
+			print_one(b);
+		}
 	}
 	status = json_is_true(json_object_get(drill, "passed")) ? 0 : EXIT_NO;
 	json_decref(reply);

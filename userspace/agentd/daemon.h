@@ -66,11 +66,6 @@ void attach_adopt(struct daemon *d, struct agent *a);
 /* Detaches every attached cgroup of a (agent rm): their processes go on, no longer the agent's. */
 void attach_release(struct daemon *d, struct agent *a);
 
-/* SIGKILL to every process in the cgroup: cgroup.kill (5.14+), else one by one; then a wait for
- * it to empty, up to timeout_ms (-EBUSY past it). Each returns 0 or -errno (agents.c). */
-int cgroup_kill(const char *cg);
-int cgroup_wait_empty(const char *cg, int timeout_ms);
-
 /* agent.drill for agent a; the drill's record of an agent removed (drill.c, docs/DRILL.md). */
 json_t *drill_handle(struct daemon *d, struct agent *a, const struct control_request *req);
 void drill_forget(struct daemon *d, const char *name);

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "boundary.h"
+#include "cgroup_kill.h"
 #include "daemon.h"
 #include "kernel/cgroup.h"
 #include "log.h"
@@ -611,7 +612,7 @@ json_t *drill_handle(struct daemon *d, struct agent *a, const struct control_req
 	unsigned int boundaries = req->boundaries ?: (1U << BOUNDARY_COUNT) - 1;
 	struct drill_run *run = calloc(1, sizeof(*run));
 	json_t *reply, *rec;
-	int err;
+	int err, cerr;
 
 	if (!run)
 		return control_reply_error(req->id, CONTROL_E_FAILED, "out of memory");
@@ -625,7 +626,9 @@ json_t *drill_handle(struct daemon *d, struct agent *a, const struct control_req
 	agent_uid(run);
 	compute_gap(run);
 	err = drill(run, boundaries);
-	err = cleanup(run, err != 0) ?: err;
+	cerr = cleanup(run, err != 0);
+	if (!err)
+		err = cerr;
 	drain_events(run);
 	clock_gettime(CLOCK_REALTIME, &run->ended);
 	if (err) {
