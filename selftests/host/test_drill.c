@@ -233,10 +233,10 @@ static const char hold_policy_fmt[] =
 
 /* Agent "hold" whose exec boundary blocks in its allowed program; the drill started and that
  * program running (it said so on ws/ready) when it returns. */
-static struct proc *hold_drill(struct test_daemon *d, char *ws, size_t wssz)
+static struct proc *hold_drill(struct test_daemon *d, char *ws, size_t wssz, pid_t *script)
 {
 	char hold[PATH_MAX + 16], policy[PATH_MAX + 16], fifo[PATH_MAX + 16];
-	char text[4 * PATH_MAX], line[64];
+	char text[4 * PATH_MAX], line[64] = "";
 	char *argv[] = { "agentctl", "drill", "hold", "--boundary", "exec", NULL };
 	struct pollfd pfd = { .events = POLLIN };
 	struct proc *p;
@@ -263,9 +263,11 @@ static struct proc *hold_drill(struct test_daemon *d, char *ws, size_t wssz)
 	ASSERT(pfd.fd >= 0);
 	p = proc_start(argv);
 	/* A bound on failure, not a timed assertion: the drill reaches the program at once. */
-	if (poll(&pfd, 1, TEST_READY_MS) != 1 || read(pfd.fd, line, sizeof(line)) <= 0)
+	if (poll(&pfd, 1, TEST_READY_MS) != 1 || read(pfd.fd, line, sizeof(line) - 1) <= 0)
 		FAIL("the drill never ran the exec boundary's allowed program");
 	close(pfd.fd);
+	if (script)
+		*script = atoi(line);
 	return p;
 }
 
@@ -273,7 +275,7 @@ TEST(drill_leaves_nothing_behind_when_its_program_is_killed)
 {
 	char ws[PATH_MAX];
 	struct test_daemon d;
-	struct proc *p = hold_drill(&d, ws, sizeof(ws));
+	struct proc *p = hold_drill(&d, ws, sizeof(ws), NULL);
 	pid_t drill = child_named(d.agentd->pid, "(agentd-drill)");
 	int status;
 
@@ -291,7 +293,7 @@ TEST(drill_leaves_nothing_behind_when_agentctl_is_killed)
 {
 	char ws[PATH_MAX], out[65536];
 	struct test_daemon d;
-	struct proc *p = hold_drill(&d, ws, sizeof(ws));
+	struct proc *p = hold_drill(&d, ws, sizeof(ws), NULL);
 
 	proc_stop(p, SIGKILL);
 	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 0);
@@ -304,7 +306,7 @@ TEST(drill_left_by_a_killed_agentd_is_removed_at_its_next_start)
 {
 	char ws[PATH_MAX], path[PATH_MAX + 64];
 	struct test_daemon d;
-	struct proc *p = hold_drill(&d, ws, sizeof(ws));
+	struct proc *p = hold_drill(&d, ws, sizeof(ws), NULL);
 
 	proc_stop(d.agentd, SIGKILL);
 	proc_stop(p, SIGKILL);
@@ -316,4 +318,33 @@ TEST(drill_left_by_a_killed_agentd_is_removed_at_its_next_start)
 	snprintf(path, sizeof(path), "%s/drill/.scratch-hold", d.state);
 	if (!access(path, F_OK))
 		FAIL("the drill's scratch directory %s is left after a restart", path);
+}
+
+/* A drill process killed (by the agent: the same agent to the kernel) fails the drill, not a
+ * boundary passed untried. */
+TEST(drill_fails_when_a_boundary_process_is_killed)
+{
+	char ws[PATH_MAX], stat[64], buf[512], out[65536];
+	struct test_daemon d;
+	pid_t script, boundary;
+	struct proc *p = hold_drill(&d, ws, sizeof(ws), &script);
+	char *c;
+	int fd, status;
+	ssize_t n;
+
+	snprintf(stat, sizeof(stat), "/proc/%d/stat", script);
+	fd = open(stat, O_RDONLY | O_CLOEXEC);
+	ASSERT(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	c = strrchr(buf, ')');
+	ASSERT(c && sscanf(c + 2, "%*c %d", &boundary) == 1);
+	/* The script is the exec boundary's fork; its parent the boundary's process. */
+	ASSERT_OK(kill(boundary, SIGKILL));
+	status = proc_stop(p, 0);
+	ASSERT(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 1);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "agent", "ls", NULL), 0);
+	assert_nothing_left(&d, "hold", ws);
 }

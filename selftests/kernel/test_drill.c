@@ -108,7 +108,8 @@ static void provide_file(const char *file, const char *ws)
 		if (json_string_value(base)[0] == '/')
 			snprintf(path, sizeof(path), "%s", json_string_value(base));
 		else
-			snprintf(path, sizeof(path), "%s/%s", dirname(dir), json_string_value(base));
+			snprintf(path, sizeof(path), "%s/%s", dirname(dir),
+				 json_string_value(base));
 		provide_file(path, ws);
 	}
 	json_decref(j);
@@ -185,8 +186,7 @@ TEST(drill_blocks_every_boundary_of_every_shipped_policy)
 	outsider_binary();
 	test_daemon_start(&d, NULL);
 	for (k = 0; shipped[k]; k++) {
-		snprintf(policy, sizeof(policy), "%s/policies/%s.json", test_bin_dir(),
-			 shipped[k]);
+		snprintf(policy, sizeof(policy), "%s/policies/%s.json", test_bin_dir(), shipped[k]);
 		snprintf(ws, sizeof(ws), "%s/%s", d.dir, shipped[k]);
 		ASSERT_OK(mkdir(ws, 0755));
 		provide_file(policy, ws);

@@ -576,6 +576,9 @@ static bool passed(const struct drill_run *run, unsigned int boundaries)
 		if (!(boundaries & (1U << b)))
 			continue;
 		v = verdict(run, b);
+		if (!run->have[b] ||
+		    !strncmp(run->res[b].why, DRILL_WHY_BROKEN, strlen(DRILL_WHY_BROKEN)))
+			return false;
 		if (!strcmp(v, "allow-failed") ||
 		    (!strcmp(v, "escaped") && !(run->gap & (1U << b))))
 			return false;

@@ -260,7 +260,9 @@ static int become_agent(const struct drill *d, int out)
 {
 	int err;
 
-	if (setsid() < 0 || dup3(out, CHAN_FD, O_CLOEXEC) < 0)
+	/* Not dumpable: the agent's own processes (the same agent to BPF LSM) cannot ptrace it
+	 * to forge its results without CAP_SYS_PTRACE. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || setsid() < 0 || dup3(out, CHAN_FD, O_CLOEXEC) < 0)
 		return -errno;
 	err = sandbox_caps_begin(d->c.p->capabilities);
 	if (!err && (d->gid || d->uid) && (setgroups(0, NULL) || setgid(d->gid) || setuid(d->uid)))
@@ -288,7 +290,8 @@ static void boundary_child(const struct drill *d, int b, int out)
 
 	if (err) {
 		r.boundary = b;
-		snprintf(r.why, sizeof(r.why), "the drill could not take the agent's layers: %s",
+		snprintf(r.why, sizeof(r.why),
+			 DRILL_WHY_BROKEN "the drill could not take the agent's layers: %s",
 			 strerror(-err));
 	} else {
 		drill_boundary(&d->c, b, &r);
@@ -335,7 +338,8 @@ static int run_boundary(const struct drill *d, int b)
 	if (!len || status) {
 		r.boundary = b;
 		r.pids[r.n_pids++] = (int)pid;
-		snprintf(r.why, sizeof(r.why), "its process ended without a result (%s %d)",
+		snprintf(r.why, sizeof(r.why),
+			 DRILL_WHY_BROKEN "its process ended without a result (%s %d)",
 			 WIFSIGNALED(status) ? "signal" : "exit",
 			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 		json_t *j = drill_result_json(&r);

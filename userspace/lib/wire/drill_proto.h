@@ -18,6 +18,9 @@
 #define DRILL_ERRNO_MAX 24
 #define DRILL_WHY_MAX 256
 #define DRILL_PIDS_MAX 8
+/* A why that starts so: the boundary could not be tried (its process died, or could not take
+ * the agent's layers), which fails the drill rather than passing it untried. */
+#define DRILL_WHY_BROKEN "broken: "
 
 struct drill_op {
 	char op[DRILL_OP_MAX]; /* what was tried, for people: "open /etc/shadow O_RDONLY" */
