@@ -355,10 +355,25 @@ static void drill_egress(const struct drill_ctx *c, struct drill_result *r)
 		int family;
 		const char *addr, *class;
 	} to[] = {
-		{ AF_INET, "169.254.169.254", "metadata" },  { AF_INET, "10.0.0.1", "private" },
-		{ AF_INET, "192.168.0.1", "private" },	     { AF_INET, "100.64.0.1", "shared" },
-		{ AF_INET, "192.0.2.1", "public, no rule" }, { AF_INET6, "fd00::1", "private" },
+		{ AF_INET, "0.0.0.1", "this network" },
+		{ AF_INET, "10.0.0.1", "private" },
+		{ AF_INET, "100.64.0.1", "shared" },
+		{ AF_INET, "169.254.169.254", "link-local, metadata" },
+		{ AF_INET, "172.16.0.1", "private" },
+		{ AF_INET, "192.0.0.192", "IETF, metadata" },
+		{ AF_INET, "192.168.0.1", "private" },
+		{ AF_INET, "198.18.0.1", "benchmarking" },
+		{ AF_INET, "224.0.0.1", "multicast" },
+		{ AF_INET, "240.0.0.1", "reserved" },
+		{ AF_INET, "192.0.2.1", "public, no rule" },
+		{ AF_INET6, "::ffff:169.254.169.254", "IPv4-mapped metadata" },
+		{ AF_INET6, "64:ff9b:1::a9fe:a9fe", "local NAT64" },
+		{ AF_INET6, "2001::1", "Teredo" },
+		{ AF_INET6, "fd00:ec2::254", "unique local, metadata" },
 		{ AF_INET6, "fe80::1", "link-local" },
+		{ AF_INET6, "fec0::1", "site-local" },
+		{ AF_INET6, "ff02::1", "multicast" },
+		{ AF_INET6, "2001:db8::1", "public, no rule" },
 	};
 	const struct policy_connect *pc;
 	char addr[INET6_ADDRSTRLEN];

@@ -108,7 +108,7 @@ static int fields_parse(const json_t *j, struct drill_result *r, char *err, size
 	if (pids_parse(json_object_get(j, "pids"), r, err, errsz))
 		return -EINVAL;
 	if (!json_is_array(denied) || json_array_size(denied) > DRILL_OPS_MAX)
-		return bad(err, errsz, "denied", "not an array of at most 8");
+		return bad(err, errsz, "denied", "not an array of at most 24");
 	json_array_foreach(denied, i, v)
 	{
 		if (op_parse(v, true, &r->denied[r->n_denied], err, errsz))

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#define DRILL_LINE_MAX 8192
-#define DRILL_OPS_MAX 8
+#define DRILL_LINE_MAX 16384
+#define DRILL_OPS_MAX 24
 #define DRILL_OP_MAX 192
 #define DRILL_ERRNO_MAX 24
 #define DRILL_WHY_MAX 256
