@@ -123,6 +123,17 @@ static void outsider_binary(void)
 	test_copy(BUSYBOX, "/usr/bin/hostid", 0755);
 }
 
+/* agentd started and ready. Its first start in a boot loads and verifies every program under
+ * software emulation, on a host other work loads too: the bound on failure is longer than
+ * TEST_READY_MS. */
+static void start(struct test_daemon *d)
+{
+	const char *ready[] = { "agentd: ready", NULL };
+
+	if (!proc_wait_line(test_daemon_spawn(d, NULL), 4 * TEST_READY_MS, ready))
+		FAIL("agentd did not get ready: \"%s\"", d->agentd->buf);
+}
+
 static void add(const char *name, const char *policy, const char *ws)
 {
 	char var[PATH_MAX + 64], dvar[PATH_MAX + 64], out[4096];
@@ -184,7 +195,7 @@ TEST(drill_blocks_every_boundary_of_every_shipped_policy)
 
 	test_daemon_init(&d, "drill");
 	outsider_binary();
-	test_daemon_start(&d, NULL);
+	start(&d);
 	for (k = 0; shipped[k]; k++) {
 		snprintf(policy, sizeof(policy), "%s/policies/%s.json", test_bin_dir(), shipped[k]);
 		snprintf(ws, sizeof(ws), "%s/%s", d.dir, shipped[k]);
@@ -218,7 +229,7 @@ static void start_tamper(struct test_daemon *d)
 	snprintf(text, sizeof(text), tamper_fmt, test_bin_dir());
 	test_write(policy, text, 0644);
 	provide_file(policy, d->dir);
-	test_daemon_start(d, NULL);
+	start(d);
 	test_daemon_add(d, "tamper", policy, NULL, 0);
 	j = drill("tamper", "egress", 0);
 	expect_verdict(j, BOUNDARY_EGRESS, "blocked");
