@@ -460,7 +460,7 @@ static json_t *boundary_json(const struct drill_run *run, int b, bool full)
 	o = json_pack("{s:s, s:s}", "boundary", boundary_name(b), "verdict", verdict(run, b));
 	json_object_set_new(o, "denied",
 			    op ? json_pack("{s:s, s:s, s:s}", "op", op->op, "errno", op->err,
-					   "layer", run->layer[b])
+					   "layer", op->escaped ? "" : run->layer[b])
 			       : json_null());
 	json_object_set_new(
 		o, "allowed",
@@ -546,8 +546,8 @@ static void audit_results(struct drill_run *run, unsigned int boundaries)
 		daemon_audit(run->d, AUDIT_KIND_POLICY, "drill", run->a,
 			     "gen=%u boundary=%s verdict=%s claimed=%s errno=%s layer=%s op=%s",
 			     run->a->st.generation, boundary_name(b), verdict(run, b),
-			     run->gap & (1U << b) ? "no" : "yes", op ? op->err : "", run->layer[b],
-			     op ? op->op : "");
+			     run->gap & (1U << b) ? "no" : "yes", op ? op->err : "",
+			     op && !op->escaped ? run->layer[b] : "", op ? op->op : "");
 	}
 }
 
