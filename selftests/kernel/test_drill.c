@@ -24,8 +24,10 @@
 
 #define BUSYBOX "/bin/busybox"
 
-static const char *const shipped[] = { "coding-agent", "demo-agent", "report-agent",
-				       "research-agent", NULL };
+/* The shipped policies, and the guest demo's (its exec list names trees: busybox's links
+ * elsewhere are allowed binaries too, not ones outside the list). */
+static const char *const shipped[] = { "coding-agent",	 "demo-agent", "report-agent",
+				       "research-agent", "guest-demo", NULL };
 
 static void mkdirs(const char *path)
 {
@@ -197,7 +199,11 @@ TEST(drill_blocks_every_boundary_of_every_shipped_policy)
 	outsider_binary();
 	start(&d);
 	for (k = 0; shipped[k]; k++) {
-		snprintf(policy, sizeof(policy), "%s/policies/%s.json", test_bin_dir(), shipped[k]);
+		if (!strcmp(shipped[k], "guest-demo"))
+			snprintf(policy, sizeof(policy), "%s/demo-policy.json", test_bin_dir());
+		else
+			snprintf(policy, sizeof(policy), "%s/policies/%s.json", test_bin_dir(),
+				 shipped[k]);
 		snprintf(ws, sizeof(ws), "%s/%s", d.dir, shipped[k]);
 		ASSERT_OK(mkdir(ws, 0755));
 		provide_file(policy, ws);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -117,15 +118,20 @@ static __u32 rights_at(const struct policy *p, const char *path)
  * a busybox applet, is that binary). */
 static bool exec_allowed(const struct policy *p, const char *path)
 {
+	char real[PATH_MAX], allow[PATH_MAX];
 	struct stat st;
-	bool obj = !stat(path, &st);
+	bool obj = !stat(path, &st), resolved = realpath(path, real) != NULL;
 	size_t i;
 
-	for (i = 0; i < p->exec.n_allow; i++)
+	for (i = 0; i < p->exec.n_allow; i++) {
 		if (under(path, p->exec.allow[i].path) ||
 		    (obj && p->exec.allow[i].exists && p->exec.allow[i].dev == st.st_dev &&
 		     p->exec.allow[i].ino == st.st_ino))
 			return true;
+		/* A symbolic link to a binary in an allowed tree (/usr/bin/nproc to /bin/busybox). */
+		if (resolved && realpath(p->exec.allow[i].path, allow) && under(real, allow))
+			return true;
+	}
 	return false;
 }
 
