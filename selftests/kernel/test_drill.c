@@ -25,9 +25,10 @@
 #define BUSYBOX "/bin/busybox"
 
 /* The shipped policies, and the guest demo's (its exec list names trees: busybox's links
- * elsewhere are allowed binaries too, not ones outside the list). */
-static const char *const shipped[] = { "coding-agent",	 "demo-agent", "report-agent",
-				       "research-agent", "guest-demo", NULL };
+ * elsewhere are allowed binaries too, not ones outside the list), first: the objects made for
+ * the others, hard links, would hide those links. */
+static const char *const shipped[] = { "guest-demo",   "coding-agent",	 "demo-agent",
+				       "report-agent", "research-agent", NULL };
 
 static void mkdirs(const char *path)
 {
