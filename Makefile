@@ -82,7 +82,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I include 
 FUZZ_LIB_OBJS := $(patsubst userspace/lib/%.c,$(OUT)/fuzz/lib/%.o,$(LIB_SRCS))
 FUZZERS := $(patsubst selftests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard selftests/fuzz/fuzz_*.c))
 
-PROGS := $(OUT)/agentd $(OUT)/agentctl $(OUT)/agent-tool $(OUT)/agentd-worker
+PROGS := $(OUT)/agentd $(OUT)/agentctl $(OUT)/agent-tool $(OUT)/agentd-worker $(OUT)/agentd-drill
 BENCHES := $(patsubst selftests/bench/%.c,$(OUT)/selftests/%,$(wildcard selftests/bench/bench_*.c))
 TESTS := $(OUT)/selftests/test_unit $(OUT)/selftests/test_host $(OUT)/selftests/test_kernel \
 	$(BENCHES) $(OUT)/selftests/bench_audit_writer
@@ -139,6 +139,10 @@ $(OUT)/agent-tool: $(wildcard userspace/agent-tool/*.c) $(OUT)/libagentd.a $(HDR
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
 $(OUT)/agentd-worker: $(wildcard userspace/workers/*.c) $(wildcard userspace/workers/*.h) $(OUT)/libagentd.a $(HDRS)
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
+
+$(OUT)/agentd-drill: $(wildcard userspace/drill/*.c) $(wildcard userspace/drill/*.h) $(OUT)/libagentd.a $(HDRS)
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $(filter %.c,$^) $(OUT)/libagentd.a $(LDLIBS) -o $@
 
@@ -299,6 +303,7 @@ install: $(PROGS)
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/agentd
 	$(Q)install -m 0755 $(OUT)/agentd $(DESTDIR)$(SBINDIR)/agentd
 	$(Q)install -m 0755 $(OUT)/agentd-worker $(DESTDIR)$(LIBEXECDIR)/agentd/agentd-worker
+	$(Q)install -m 0755 $(OUT)/agentd-drill $(DESTDIR)$(LIBEXECDIR)/agentd/agentd-drill
 	$(Q)install -m 0755 $(OUT)/agentctl $(OUT)/agent-tool $(DESTDIR)$(BINDIR)/
 	$(Q)install -D -m 0644 userspace/agentd/agentd.service $(DESTDIR)$(UNITDIR)/agentd.service
 	$(Q)sed -i 's|/usr/sbin/agentd|$(SBINDIR)/agentd|' $(DESTDIR)$(UNITDIR)/agentd.service

@@ -67,6 +67,9 @@ try agent "move itself out of its cgroup" "BPF LSM (file_open, self-protection)"
 try host "read /secrets/api-key" - cat /secrets/api-key
 
 echo
+echo "== agentctl drill demo-agent (each boundary tried from a fresh cgroup under its policy)"
+agentctl drill demo-agent | sed 's/^/  /' || echo "  the drill FAILED: a boundary the layers claim escaped"
+
 echo "== agentctl inspect demo-agent (BPF LSM: every boundary observed in the kernel)"
 agentctl inspect demo-agent || true
 kill $listener 2>/dev/null

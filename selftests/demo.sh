@@ -164,6 +164,12 @@ echo "== agentctl status"
 agentctl status | sed 's/^/  /'
 
 echo
+echo "== agentctl drill demo (each boundary tried from a fresh cgroup under the demo's policy)"
+agentctl drill demo | sed 's/^/  /' || echo "  the drill FAILED: a boundary the layers claim escaped, or an allowed operation failed"
+[ $full = yes ] || echo "  (escaped here is what agentctl status lists as NOT ENFORCED without BPF LSM; the VM below
+  runs the same policy with every boundary blocked)"
+
+echo
 echo "== agentctl inspect demo (declared, observed in the kernel, proven by a drill)"
 agentctl inspect demo | sed 's/^/  /' || true
 

@@ -21,7 +21,7 @@ fail() { echo "FAIL pkg/$1: $2"; }
 expected_files() {
 	local f
 	for f in usr/sbin/agentd usr/bin/agentctl usr/bin/agent-tool \
-		usr/libexec/agentd/agentd-worker lib/systemd/system/agentd.service \
+		usr/libexec/agentd/agentd-worker usr/libexec/agentd/agentd-drill lib/systemd/system/agentd.service \
 		usr/lib/tmpfiles.d/agentd.conf usr/share/man/man8/agentd.8 \
 		usr/share/man/man1/agentctl.1 usr/share/man/man1/agent-tool.1 \
 		usr/share/bash-completion/completions/agentctl usr/share/doc/agentd/README.md; do

@@ -81,8 +81,9 @@ build_initramfs() {
 	install -d "$stage/agentd/bpf" && install -m 0644 "$top"/build/bpf/*.bpf.o "$stage/agentd/bpf/"
 	printf '#!/bin/sh\n%s\n' "${VM_CMD:-true}" >"$stage/agentd/run.sh"
 	chmod 0755 "$stage/agentd/run.sh"
-	for b in agentd agentctl agentd-worker agent-tool; do stage_binary "$top/build/$b" "agentd/$b"; done
+	for b in agentd agentctl agentd-worker agentd-drill agent-tool; do stage_binary "$top/build/$b" "agentd/$b"; done
 	install -D -m 0644 "$top/policies/base/linux-userland.json" "$stage/agentd/policies/base/linux-userland.json"
+	install -m 0644 "$top"/policies/*.json "$stage/agentd/policies/"
 	for b in test_kernel bench_open bench_lsm_cgroup bench_e2e; do
 		stage_binary "$top/build/selftests/$b" "agentd/selftests/$b"
 	done

@@ -38,7 +38,7 @@ _agentctl()
 		;;
 	esac
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "probe agent run kill attach detach status inspect policy grant grants revoke audit approvals approve deny version help" -- "$cur"))
+		COMPREPLY=($(compgen -W "probe agent run kill attach detach drill status inspect policy grant grants revoke audit approvals approve deny version help" -- "$cur"))
 		return
 	fi
 	case $cmd in
@@ -86,6 +86,15 @@ _agentctl()
 		;;
 	grants)
 		COMPREPLY=($(compgen -W "$(_agentctl_agents) --json" -- "$cur"))
+		;;
+	drill)
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "$(_agentctl_agents)" -- "$cur"))
+		elif [ "$prev" = --boundary ]; then
+			COMPREPLY=($(compgen -W "files exec egress loopback sockets unix ipc signals capabilities self cgroup limits broker proxy audit" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "--boundary --json --control" -- "$cur"))
+		fi
 		;;
 	run | kill | attach | detach)
 		if [ "$COMP_CWORD" -eq 2 ]; then

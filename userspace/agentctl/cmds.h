@@ -44,6 +44,8 @@ int do_deny(int argc, char **argv);
 int do_grant(int argc, char **argv);
 int do_grants(int argc, char **argv);
 int do_revoke(int argc, char **argv);
+/* drill NAME [--boundary B]... (drill.c) */
+int do_drill(int argc, char **argv);
 /* agentd's counters, Prometheus text (metrics.c) */
 int do_metrics(int argc, char **argv);
 

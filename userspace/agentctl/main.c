@@ -72,6 +72,9 @@ static const struct cmd {
 	  "                   --allow-partial; the reply names the layers that hold" },
 	{ "detach", do_detach,
 	  "detach NAME --cgroup PATH   give an attached cgroup back (agent rm does too)" },
+	{ "drill", do_drill,
+	  "drill NAME [--boundary B]...   try each boundary from a fresh cgroup under the\n"
+	  "                   agent's policy (exit 1: one the layers claim escaped)" },
 	{ "status", do_status,
 	  "status           the daemon, kernel features, which layer enforces what, agents" },
 	{ "inspect", do_inspect,

@@ -65,6 +65,9 @@ struct sink {
 	char names[AGENTD_MAX_AGENTS][AUDIT_NAME_MAX];
 	bool retiring[AGENTD_MAX_AGENTS];
 	bool any_retiring;
+	/* Sees each record of a kernel event as it is logged (agentctl drill's denials); NULL: none. */
+	void (*tap)(void *ctx, const struct audit_record *r);
+	void *tap_ctx;
 };
 int sink_event(void *ctx, void *data, size_t len);
 /* id is now name's (an agent added or adopted). */

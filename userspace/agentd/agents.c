@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include "audit_hold.h"
 #include "broker/broker.h"
+#include "cgroup_kill.h"
 #include "daemon.h"
 #include "inspect.h"
 #include "grants.h"
@@ -315,70 +316,6 @@ static int cgroup_create(struct daemon *d, struct agent *a)
 	return 0;
 }
 
-/* SIGKILL to every process in the cgroup: cgroup.kill (5.14+), else one by one. */
-static int cgroup_kill(const char *cg)
-{
-	char path[PATH_MAX + 16];
-	int pid, err;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
-	err = cgroup_write(path, "1");
-	if (err != -ENOENT)
-		return err;
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%d", &pid) == 1)
-		kill(pid, SIGKILL);
-	fclose(f);
-	return 0;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static bool cgroup_populated(int fd)
-{
-	char buf[256];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return !strstr(buf, "populated 0");
-}
-
-/* Waits for the cgroup to empty: cgroup.events signals POLLPRI on every change. */
-static int cgroup_wait_empty(const char *cg, int timeout_ms)
-{
-	long long deadline = now_ms() + timeout_ms;
-	char path[PATH_MAX + 16];
-	struct pollfd pfd;
-	int err = 0;
-
-	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
-	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (pfd.fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	pfd.events = POLLPRI;
-	while (cgroup_populated(pfd.fd)) {
-		if (now_ms() >= deadline) {
-			err = -EBUSY;
-			break;
-		}
-		poll(&pfd, 1, (int)(deadline - now_ms()));
-	}
-	close(pfd.fd);
-	return err;
-}
-
 static json_t *agent_json(struct daemon *d, const struct agent *a)
 {
 	json_t *vars = json_object(), *obj;
@@ -640,6 +577,7 @@ static json_t *do_rm(struct daemon *d, const struct control_request *req)
 			 strerror(-err));
 	pinned_remove(d, a->st.name);
 	audit_hold_forget(d, a);
+	drill_forget(d, a->st.name);
 	err = private_remove(d, a->st.name);
 	if (err)
 		log_warn("removing the private directories of agent %s: %s, ignoring\n", a->st.name,
@@ -911,6 +849,9 @@ json_t *agents_handle(void *ctx, const struct control_request *req)
 	case CONTROL_GRANT_LS:
 	case CONTROL_GRANT_RM:
 		return grants_handle(d, req);
+	case CONTROL_AGENT_DRILL:
+		return find(d, req->name) ? drill_handle(d, find(d, req->name), req)
+					  : error(req, CONTROL_E_NOENT, "no agent %s", req->name);
 	default:
 		return do_status(d, req);
 	}

@@ -313,6 +313,8 @@ static int setup(struct daemon *d)
 		err = agents_adopt(d);
 	if (!err)
 		err = grants_start(d);
+	if (!err)
+		drill_sweep(d);
 	if (!err) {
 		err = metrics_start(d);
 		if (err)

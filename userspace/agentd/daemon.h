@@ -66,6 +66,12 @@ void attach_adopt(struct daemon *d, struct agent *a);
 /* Detaches every attached cgroup of a (agent rm): their processes go on, no longer the agent's. */
 void attach_release(struct daemon *d, struct agent *a);
 
+/* agent.drill for agent a; the drill's record of an agent removed (drill.c, docs/DRILL.md). */
+json_t *drill_handle(struct daemon *d, struct agent *a, const struct control_request *req);
+void drill_forget(struct daemon *d, const char *name);
+/* What a drill cut short by agentd's end left (its cgroup, scratch, probe files): at start. */
+void drill_sweep(struct daemon *d);
+
 /* A policy or lifecycle audit record about agent a (NULL: the daemon). */
 void daemon_audit(struct daemon *d, enum audit_kind kind, const char *op, const struct agent *a,
 		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -40,6 +40,8 @@ int sink_event(void *ctx, void *data, size_t len)
 			if (r.kind < AUDIT_KIND_MAX && r.decision < AUDIT_DECISION_MAX)
 				s->decisions[r.agent][r.kind][r.decision]++;
 		}
+		if (s->tap)
+			s->tap(s->tap_ctx, &r);
 		err = audit_writer_append(s->audit, &r);
 		/* Stopping the consumer would fill the ring buffer and lose events: log, go on. */
 		if (err)

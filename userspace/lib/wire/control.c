@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "boundary.h"
 #include "wire/control.h"
 
 /* Which arguments each command takes. */
@@ -20,6 +21,7 @@
 #define ARG_TOOL (1U << 10)
 #define ARG_MODE (1U << 11)
 #define ARG_GRANT (1U << 12) /* control_grant.c */
+#define ARG_BOUNDARIES (1U << 13)
 
 static const struct {
 	const char *name;
@@ -43,6 +45,7 @@ static const struct {
 	[CONTROL_GRANT_ADD] = { "grant.add", ARG_NAME | ARG_GRANT },
 	[CONTROL_GRANT_LS] = { "grant.ls", ARG_NAME_OPT },
 	[CONTROL_GRANT_RM] = { "grant.rm", ARG_GRANT },
+	[CONTROL_AGENT_DRILL] = { "agent.drill", ARG_NAME | ARG_BOUNDARIES },
 };
 
 const char *control_cmd_name(enum control_cmd cmd)
@@ -229,6 +232,26 @@ static int get_mode(json_t *v, struct control_request *req, struct control_error
 	return 0;
 }
 
+/* "boundaries": a non-empty array of boundary names, each once. */
+static int get_boundaries(json_t *v, struct control_request *req, struct control_error *err)
+{
+	json_t *b;
+	size_t i;
+	int n;
+
+	if (!json_is_array(v) || !json_array_size(v))
+		return fail(err, CONTROL_E_REQUEST, "\"boundaries\" must be a non-empty array");
+	json_array_foreach(v, i, b)
+	{
+		n = json_is_string(b) ? boundary_from_name(json_string_value(b)) : -1;
+		if (n < 0 || (req->boundaries & (1U << n)))
+			return fail(err, CONTROL_E_REQUEST,
+				    "\"boundaries\"[%zu]: not a boundary, or named twice", i);
+		req->boundaries |= 1U << n;
+	}
+	return 0;
+}
+
 static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_request *req,
 		   struct control_error *err)
 {
@@ -240,6 +263,8 @@ static int get_arg(const char *key, json_t *v, unsigned allowed, struct control_
 		return get_pid(v, req, err);
 	if (!strcmp(key, "cgroup") && (allowed & ARG_CGROUP))
 		return get_path(v, key, req->cgroup, err);
+	if (!strcmp(key, "boundaries") && (allowed & ARG_BOUNDARIES))
+		return get_boundaries(v, req, err);
 	if (!strcmp(key, "allow_partial") && (allowed & ARG_PARTIAL))
 		return get_bool(v, key, &req->allow_partial, err);
 	if (!strcmp(key, "name") && (allowed & (ARG_NAME | ARG_NAME_OPT)))
@@ -385,6 +410,13 @@ json_t *control_request_json(const struct control_request *req)
 	if (req->mode[0])
 		json_object_set_new(doc, "mode", json_string(req->mode));
 	control_grant_json(req, doc);
+	if (req->boundaries) {
+		vars = json_array();
+		for (i = 0; vars && i < BOUNDARY_COUNT; i++)
+			if (req->boundaries & (1U << i))
+				json_array_append_new(vars, json_string(boundary_name(i)));
+		json_object_set_new(doc, "boundaries", vars);
+	}
 	if (req->nvars) {
 		vars = json_object();
 		for (i = 0; vars && i < req->nvars; i++)

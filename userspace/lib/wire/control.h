@@ -42,6 +42,7 @@ enum control_cmd {
 	CONTROL_GRANT_ADD,
 	CONTROL_GRANT_LS,
 	CONTROL_GRANT_RM,
+	CONTROL_AGENT_DRILL,
 	CONTROL_CMD_MAX,
 };
 
@@ -81,6 +82,7 @@ struct control_request {
 	char tool[65]; /* tools.accept: an upstream MCP tool, SERVER.TOOL */
 	char mode[8]; /* agent.mode: "shadow" or "enforce" */
 	struct control_grant grant;
+	unsigned int boundaries; /* agent.drill: 1 << boundary (boundary.h) of each named; 0: all */
 };
 
 /* Error codes, stable: clients match on them. */
