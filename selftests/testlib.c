@@ -141,6 +141,13 @@ void test_mount_tmpfs(const char *dir)
 	test_defer(unmount_path, strdup(dir));
 }
 
+void test_mount_bpffs(const char *dir)
+{
+	if (mount("bpf", dir, "bpf", 0, NULL))
+		FAIL("mount bpf on %s: %s", dir, strerror(errno));
+	test_defer(unmount_path, strdup(dir));
+}
+
 void test_bind_mount(const char *from, const char *to)
 {
 	if (mount(from, to, NULL, MS_BIND, NULL))

@@ -36,6 +36,8 @@ void test_unlink_at_end(const char *path);
 void test_dir(char *path, size_t pathsz);
 /* Mounts a fresh tmpfs on dir; unmounted when the test ends. */
 void test_mount_tmpfs(const char *dir);
+/* Mounts a bpffs of its own on dir; unmounted when the test ends. */
+void test_mount_bpffs(const char *dir);
 /* Bind-mounts from on to; unmounted when the test ends. */
 void test_bind_mount(const char *from, const char *to);
 /* An io_uring with path (opened for writing) among its registered files and no descriptor of

@@ -430,6 +430,32 @@ TEST(pins_of_another_format_refused_until_teardown)
 	enforcer_destroy(e);
 }
 
+/*
+ * A pin directory that is a bpffs mount of its own (as bench_broker and systemd units make
+ * them): a kernel with BPF_PRELOAD puts its iterators (maps.debug, progs.debug) in every new
+ * bpffs, which are no agentd's pins of another format. agentd loads there, and teardown leaves
+ * them.
+ */
+TEST(pins_on_a_fresh_bpffs_mount_load)
+{
+	struct enforcer_opts opts = {};
+	struct enforcer *e = NULL;
+	char dir[64], pins[96], pin[160];
+
+	test_tmpdir(dir, sizeof(dir), "bpffs");
+	snprintf(pins, sizeof(pins), "%s/pins", dir);
+	ASSERT_OK(mkdir(pins, 0700));
+	test_mount_bpffs(pins);
+	opts.pin_dir = pins;
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	enforcer_destroy(e);
+	ASSERT_EQ(enforcer_load(&e, &opts), 0);
+	enforcer_destroy(e);
+	ASSERT_EQ(enforcer_teardown(pins), 0);
+	snprintf(pin, sizeof(pin), "%s/" ENFORCER_PIN_FORMAT_PIN, pins);
+	ASSERT(access(pin, F_OK) && errno == ENOENT);
+}
+
 /* The word of cgroup id's slot of the cgroup index. */
 static __u64 index_slot(struct enforcer *e, __u64 id)
 {

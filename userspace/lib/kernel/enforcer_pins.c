@@ -89,6 +89,13 @@ static int pin_format_write(const char *path)
 	return err;
 }
 
+/* What the kernel itself puts in every new bpffs mount (BPF_PRELOAD's iterators,
+ * kernel/bpf/preload): never an agentd's, never removed. */
+static bool kernel_preloaded(const char *name)
+{
+	return !strcmp(name, "maps.debug") || !strcmp(name, "progs.debug");
+}
+
 /* How many entries pin_dir holds, or -errno. */
 static int pin_count(const char *pin_dir)
 {
@@ -99,7 +106,8 @@ static int pin_count(const char *pin_dir)
 	if (!d)
 		return -errno;
 	while ((de = readdir(d)))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		     !kernel_preloaded(de->d_name);
 	closedir(d);
 	return n;
 }
@@ -193,14 +201,15 @@ int enforcer_teardown(const char *pin_dir)
 	if (!pin_format_read(path, &format) && format == ENFORCER_PIN_FORMAT)
 		forget_agents(pin_dir);
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || kernel_preloaded(de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, de->d_name);
 		if (unlink(path))
 			err = -errno;
 	}
 	closedir(d);
-	if (!err && rmdir(pin_dir))
+	/* A bpffs mount of its own stays, with the kernel's iterators in it. */
+	if (!err && rmdir(pin_dir) && errno != EBUSY && errno != ENOTEMPTY)
 		err = -errno;
 	return err;
 }
