@@ -133,9 +133,10 @@ int policy_mode_parse(const char *s, enum policy_mode *mode)
 
 const char *policy_mode_name(enum policy_mode mode)
 {
-	static const char *const names[] = { "act", "report-only", "shadow" };
+	/* How each mode is shown ("enforce" is read as "act"): not a key list of the parser. */
+	static const char *const shown[] = { "act", "report-only", "shadow" };
 
-	return mode <= POLICY_MODE_SHADOW ? names[mode] : "?";
+	return mode <= POLICY_MODE_SHADOW ? shown[mode] : "?";
 }
 
 int policy_rights_format(__u32 rights, char *buf, size_t bufsz)
