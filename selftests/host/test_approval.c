@@ -371,3 +371,44 @@ TEST(approval_held_call_of_a_removed_agent_is_withdrawn)
 	if (has_audit(log, (const char *const[]){ "\"tool-call\"", "\"greet\"", NULL }))
 		FAIL("the withdrawn call ran:\n%s", log);
 }
+
+/*
+ * A call let through by a time-limited tool grant (agentctl grant --tool) and held for approval
+ * runs when approved only while the grant still holds: approved with the grant in force, it
+ * runs; revoked while the call waits, the approval does not bring the grant back.
+ */
+TEST(approval_of_a_call_a_grant_let_through_needs_the_grant_still)
+{
+	char *view_argv[] = { "agentctl", "attach", "t-b", NULL };
+	const char *live[] = { "live from", NULL };
+	char id[64], out[4096], gid[32];
+	struct env *e = setup();
+	char *call[] = { "agentctl", "run",   "t-b",	     "--",	 e->agent_tool,
+			 "--json",   "greet", "who=granted", "secret=x", NULL };
+	struct proc *p;
+
+	/* t-b's policy grants only plain; greet is in its registry, and needs approval. */
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "grant", "t-b", "--tool", "greet", "--for", "10m",
+			       NULL),
+		  0);
+	ASSERT_EQ(sscanf(out, "grant %31[0-9]", gid), 1);
+	proc_stop(e->view, SIGTERM);
+	e->view = proc_start(view_argv);
+	if (!proc_wait_line(e->view, WAIT_MS, live))
+		FAIL("agentctl attach t-b did not start: \"%s\"", e->view->buf);
+
+	p = proc_start(call);
+	next_pending(e, "greet", id, sizeof(id));
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "approve", id, NULL), 0);
+	ASSERT_EQ(reply_of(p, out, sizeof(out)), 0);
+	expect_in(out, "hello granted");
+
+	p = proc_start(call);
+	next_pending(e, "greet", id, sizeof(id));
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "revoke", gid, NULL), 0);
+	ASSERT_EQ(agentctl_run(out, sizeof(out), "approve", id, NULL), 0);
+	ASSERT_EQ(reply_of(p, out, sizeof(out)), 125 << 8);
+	expect_in(out, "does not grant this tool");
+	if (strstr(out, "hello"))
+		FAIL("a call whose grant was revoked ran once approved: %s", out);
+}

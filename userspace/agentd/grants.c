@@ -382,7 +382,7 @@ void grants_agent_removed(struct daemon *d, const struct agent *a)
 		save(d);
 }
 
-__u32 grants_tool_use(struct daemon *d, const struct agent *a, const char *tool)
+__u32 grants_tool_use(struct daemon *d, const struct agent *a, const char *tool, bool again)
 {
 	__u64 now = grant_boot_ns();
 	struct grant *g;
@@ -392,8 +392,10 @@ __u32 grants_tool_use(struct daemon *d, const struct agent *a, const char *tool)
 		g = &G.v[i];
 		if (g->agent_id != a->st.id || strcmp(g->kind, "tool") || strcmp(g->target, tool))
 			continue;
-		if ((g->expires_ns && now >= g->expires_ns) || (g->once && g->used))
+		if ((g->expires_ns && now >= g->expires_ns) || (g->once && g->used && !again))
 			return 0;
+		if (again)
+			return g->id;
 		g->used++;
 		audit(d, "grant-use", g, NULL);
 		return g->id;

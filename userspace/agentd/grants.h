@@ -24,7 +24,9 @@ void grants_tick(struct daemon *d);
 /* Revokes every grant of agent a (agent rm). */
 void grants_agent_removed(struct daemon *d, const struct agent *a);
 /* Whether a grant lets agent a call tool now, which its policy does not grant: the grant's id,
- * counted as a use (and recorded), or 0. */
-__u32 grants_tool_use(struct daemon *d, const struct agent *a, const char *tool);
+ * counted as a use (and recorded), or 0. again: the call was let through by this grant when it
+ * came and was held for approval: the grant must still be in force (not expired, not revoked),
+ * and the use is not counted again. */
+__u32 grants_tool_use(struct daemon *d, const struct agent *a, const char *tool, bool again);
 
 #endif

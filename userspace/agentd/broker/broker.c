@@ -896,9 +896,9 @@ static void dispatch(struct bagent *ba, struct bconn *c, const struct broker_req
 	memcpy(held.args_sha, sha, 32);
 	t = granted(ba->a, req->tool);
 	/* A tool of its registry the policy does not grant: a grant may, for a while (a call
-	 * held for approval used it when it came, not again when approved). */
+	 * held for approval used it when it came: when approved, the grant must still hold). */
 	if (!t && ba->a->tools && tools_find(ba->a->tools, req->tool) &&
-	    (approved || grants_tool_use(ba->b->d, ba->a, req->tool)))
+	    grants_tool_use(ba->b->d, ba->a, req->tool, approved != NULL))
 		t = tools_find(ba->a->tools, req->tool);
 	if (audit_blocked(ba->a)) {
 		refuse(ba, c, req->id, req->tool, len, sha, BROKER_E_BUSY,
