@@ -57,8 +57,9 @@ TEST(grant_path_and_exec_end_on_time_with_agentd_dead)
 	long long at, path_at;
 	char out[4096];
 
-	path_at = expiry_of(GRANT("--path", f->secret, "--rights", "read", "--for", "3s"));
-	at = expiry_of(GRANT("--exec", f->tool, "--for", "3s"));
+	/* Long enough for the steps before the expiry on a loaded machine. */
+	path_at = expiry_of(GRANT("--path", f->secret, "--rights", "read", "--for", "15s"));
+	at = expiry_of(GRANT("--exec", f->tool, "--for", "15s"));
 	ASSERT_EQ(run_in_cgroup(f->g->cg, try_open, f->secret, NULL), 0);
 	ASSERT_EQ(run_in_cgroup(f->g->cg, try_exec, f->tool, NULL), 0);
 	/* Read only: writing stays denied. */
