@@ -201,10 +201,21 @@ static void caller_loop(const char *sock, int cmd, int res)
 	_exit(0);
 }
 
+/* The caller's end, before its cgroup is removed (cleanups run last registered first). */
+static void kill_caller(void *arg)
+{
+	pid_t pid = *(pid_t *)arg;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	free(arg);
+}
+
 static void caller_start(struct env *e, struct caller *c, const char *outside)
 {
 	int cmd[2], res[2], cgfd;
 	char path[PATH_MAX + 16], buf[32], a;
+	pid_t *pid;
 
 	ASSERT_OK(pipe2(cmd, O_CLOEXEC));
 	ASSERT_OK(pipe2(res, O_CLOEXEC));
@@ -220,6 +231,10 @@ static void caller_start(struct env *e, struct caller *c, const char *outside)
 	close(cgfd);
 	close(cmd[0]);
 	close(res[1]);
+	pid = malloc(sizeof(*pid));
+	ASSERT(pid);
+	*pid = c->pid;
+	test_defer(kill_caller, pid);
 	c->cmd = cmd[1];
 	c->res = res[0];
 	ASSERT_EQ(read(c->res, &a, 1), 1);
